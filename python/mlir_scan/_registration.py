@@ -1,0 +1,90 @@
+"""Loads the Scan dialect library and registers the dialect and passes.
+
+The C++ dialect lives in ``_lib/libMLIRScanCAPI.so``, linked against the MLIR
+copy inside the ``mlir`` Python bindings. It is called through ctypes with the
+C-API pointers the bindings expose as ``_CAPIPtr`` capsules, so no second
+nanobind or MLIR copy is ever loaded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.resources
+from functools import lru_cache
+
+from mlir import ir
+from mlir._mlir_libs import _mlir, get_dialect_registry
+
+__all__ = ["capi", "register_dialects", "register_passes"]
+
+_LIBRARY_NAME = "libMLIRScanCAPI.so"
+
+
+class _MlirDialectRegistry(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
+def _capsule_pointer(obj: object) -> int:
+    """The raw C pointer behind ``obj._CAPIPtr``."""
+    capsule = obj._CAPIPtr
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    pointer = get_pointer(capsule, get_name(capsule))
+    if not pointer:
+        raise RuntimeError(f"could not read the C pointer of {obj!r}")
+    return pointer
+
+
+@lru_cache(maxsize=None)
+def capi() -> ctypes.CDLL:
+    """The loaded ``libMLIRScanCAPI.so``."""
+    path = importlib.resources.files(__package__) / "_lib" / _LIBRARY_NAME
+    if not path.is_file():
+        raise ImportError(
+            f"mlir_scan: {path} is missing; the package was not built "
+            "(install it with `pip install .`)"
+        )
+    lib = ctypes.CDLL(str(path))
+    lib.mlirScanRegisterDialect.argtypes = [_MlirDialectRegistry]
+    lib.mlirScanRegisterDialect.restype = None
+    lib.mlirScanRegisterPasses.argtypes = []
+    lib.mlirScanRegisterPasses.restype = None
+    return lib
+
+
+def _insert_dialect(registry: ir.DialectRegistry) -> None:
+    capi().mlirScanRegisterDialect(_MlirDialectRegistry(_capsule_pointer(registry)))
+
+
+def register_passes() -> None:
+    """Makes the scan passes known to ``PassManager.parse`` (idempotent)."""
+    capi().mlirScanRegisterPasses()
+
+
+def register_dialects(context: ir.Context | None = None) -> None:
+    """Registers the Scan dialect.
+
+    Without ``context``: into the registry every ``mlir.ir.Context`` created
+    from now on starts with (``import mlir_scan`` does this). With a
+    ``context`` created earlier: into that context, and loads the dialect.
+    """
+    if context is None:
+        _insert_dialect(get_dialect_registry())
+        return
+    registry = ir.DialectRegistry()
+    _insert_dialect(registry)
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+
+
+@lru_cache(maxsize=None)
+def _register_everything() -> None:
+    register_dialects()
+    register_passes()
+    # Op classes of the dialect come back as `mlir_scan.dialect.ScanOp`, not
+    # as plain OpViews, once the bindings can find the dialect's module.
+    _mlir.globals.append_dialect_search_prefix("mlir_scan._dialects")
