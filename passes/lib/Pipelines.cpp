@@ -1,9 +1,71 @@
 //===- Pipelines.cpp - Scan pass registration and pipelines ---------------===//
+//
+// Pipelines are spelled as pass-pipeline text: the same string a user can
+// paste into `scan-opt --pass-pipeline=...` to reproduce one stage.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Scan/Passes.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Tensor-level scf loops -> in-place buffers (SPEC §3, measured recipe).
+constexpr llvm::StringLiteral kBufferize =
+    "func.func(convert-elementwise-to-linalg),"
+    "canonicalize,cse,"
+    "eliminate-empty-tensors,"
+    "empty-tensor-to-alloc-tensor,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    // One canonicalize leaves `memref.copy %a, %a` self-copies behind.
+    "canonicalize,cse,canonicalize,"
+    "scan-own-public-results,"
+    "buffer-deallocation-pipeline";
+
+/// Buffers -> LLVM dialect.
+constexpr llvm::StringLiteral kToLLVM =
+    "func.func(convert-linalg-to-loops),"
+    "expand-strided-metadata,lower-affine,"
+    "convert-scf-to-cf,"
+    // libm's tanh is a call per element; the expansion vectorizes.
+    "func.func(math-expand-ops{ops=tanh}),"
+    "convert-math-to-llvm,"
+    "convert-to-llvm,"
+    "reconcile-unrealized-casts,canonicalize";
+
+void buildPipeline(OpPassManager &pm, llvm::ArrayRef<llvm::StringRef> parts) {
+  std::string text;
+  for (llvm::StringRef part : parts) {
+    if (!text.empty())
+      text += ",";
+    text += part.str();
+  }
+  if (failed(parsePassPipeline(text, pm, llvm::errs())))
+    llvm::report_fatal_error("mlir-scan: invalid built-in pipeline");
+}
+
+} // namespace
 
 void mlir::scan::registerScanPassesAndPipelines() {
   registerScanPasses();
+
+  PassPipelineRegistration<>(
+      "scan-bufferize",
+      "Lower scans to scf and bufferize in place (convert-scan-to-scf, "
+      "one-shot-bufferize, buffer deallocation)",
+      [](OpPassManager &pm) {
+        buildPipeline(pm, {"convert-scan-to-scf", kBufferize});
+      });
+  PassPipelineRegistration<>(
+      "scan-to-llvm",
+      "The whole CPU pipeline: scans to scf, in-place bufferization, LLVM "
+      "dialect (run the result with the JIT or mlir-runner)",
+      [](OpPassManager &pm) {
+        buildPipeline(pm, {"convert-scan-to-scf", kBufferize, kToLLVM});
+      });
 }

@@ -19,6 +19,7 @@ from ._registration import _register_everything, register_dialects, register_pas
 _register_everything()
 
 from . import dialect  # noqa: E402  (needs the dialect registered first)
+from .runtime import Program, compile  # noqa: E402,A004
 
-__all__ = ["dialect", "register_dialects", "register_passes"]
+__all__ = ["Program", "compile", "dialect", "register_dialects", "register_passes"]
 __version__ = "0.1.0"

@@ -1,0 +1,663 @@
+//===- ConvertScanToSCF.cpp - scan.scan -> scf.for / scf.while ------------===//
+//
+// Lowers `scan.scan` to a loop over tensors in destination-passing style. The
+// loop carries one buffer per output and writes each step's rows into it
+// after the inlined body has read its inputs, so that one-shot-bufferize can
+// keep every buffer in place (SPEC §5, in-place contract).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scan/Passes.h"
+#include "Scan/RuntimeChecks.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir {
+namespace scan {
+#define GEN_PASS_DEF_CONVERTSCANTOSCF
+#include "Scan/Passes.h.inc"
+} // namespace scan
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::scan;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Row access. A row of a `tensor<L x ...>` / `memref<L x ...>` is a scalar for
+// rank 1 and a rank-reduced slice otherwise.
+//===----------------------------------------------------------------------===//
+
+Value constIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Offsets/sizes/strides selecting row `idx` of a value with `sizes`.
+void rowSlice(OpBuilder &b, Value idx, SmallVector<OpFoldResult> sizes,
+              SmallVectorImpl<OpFoldResult> &offsets,
+              SmallVectorImpl<OpFoldResult> &rowSizes,
+              SmallVectorImpl<OpFoldResult> &strides) {
+  offsets.assign(sizes.size(), b.getIndexAttr(0));
+  offsets[0] = idx;
+  strides.assign(sizes.size(), b.getIndexAttr(1));
+  sizes[0] = b.getIndexAttr(1);
+  rowSizes.assign(sizes.begin(), sizes.end());
+}
+
+/// Row `idx` of a tensor (a sequence or an init): a value, no copy.
+Value extractTensorRow(OpBuilder &b, Location loc, Value tensor, Value idx) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (type.getRank() == 1)
+    return tensor::ExtractOp::create(b, loc, tensor, idx);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  rowSlice(b, idx, tensor::getMixedSizes(b, loc, tensor), offsets, sizes,
+           strides);
+  auto rowType = cast<RankedTensorType>(ScanOp::getRowType(type));
+  return tensor::ExtractSliceOp::create(b, loc, rowType, tensor, offsets,
+                                        sizes, strides);
+}
+
+/// A rank-reduced view of row `idx` of a buffer of rank >= 2.
+Value bufferRowView(OpBuilder &b, Location loc, Value buffer, Value idx) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  rowSlice(b, idx, memref::getMixedSizes(b, loc, buffer), offsets, sizes,
+           strides);
+  MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+      type.getShape().drop_front(), type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, viewType, buffer, offsets, sizes,
+                                   strides);
+}
+
+/// The tensor value of a whole buffer (or a view of one). `restrict`: the
+/// lowering never creates two tensor views of overlapping memory that are
+/// live at the same time, so one-shot-bufferize may keep every write in
+/// place without proving that rows `t` and `t-1` are disjoint.
+Value bufferAsTensor(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
+  return bufferization::ToTensorOp::create(b, loc, tensorType, buffer,
+                                           b.getUnitAttr(), UnitAttr());
+}
+
+/// Row `idx` of a buffer, read in place.
+Value readBufferRow(OpBuilder &b, Location loc, Value buffer, Value idx) {
+  if (cast<MemRefType>(buffer.getType()).getRank() == 1)
+    return memref::LoadOp::create(b, loc, buffer, idx);
+  return bufferAsTensor(b, loc, bufferRowView(b, loc, buffer, idx));
+}
+
+/// Writes `row` as row `idx` of a buffer. For tensor rows the body's result
+/// is then computed directly in the row (eliminate-empty-tensors).
+void writeBufferRow(OpBuilder &b, Location loc, Value row, Value buffer,
+                    Value idx) {
+  if (cast<MemRefType>(buffer.getType()).getRank() == 1) {
+    memref::StoreOp::create(b, loc, row, buffer, idx);
+    return;
+  }
+  Value view = bufferRowView(b, loc, buffer, idx);
+  bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, row, view, /*restrict=*/true, /*writable=*/true);
+}
+
+/// A new buffer of `shape` whose dynamic sizes come from `sizes`.
+Value allocBuffer(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elementType) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(sizes, dynamic, shape);
+  auto type = MemRefType::get(shape, elementType);
+  return memref::AllocOp::create(b, loc, type, dynamic,
+                                 b.getI64IntegerAttr(64));
+}
+
+/// Rows `[0, count)` of `tensor`, cast to `resultType`.
+Value leadingRows(OpBuilder &b, Location loc, Value tensor, Value count,
+                  Type resultType) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, tensor);
+  sizes[0] = count;
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  Value slice =
+      tensor::ExtractSliceOp::create(b, loc, tensor, offsets, sizes, strides);
+  if (slice.getType() != resultType)
+    slice = tensor::CastOp::create(b, loc, resultType, slice);
+  return slice;
+}
+
+/// A row of zeros of type `rowType` with the given sizes.
+Value zeroRow(OpBuilder &b, Location loc, Type rowType,
+              ArrayRef<OpFoldResult> rowSizes) {
+  auto tensorType = dyn_cast<RankedTensorType>(rowType);
+  Type elem = tensorType ? tensorType.getElementType() : rowType;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+  if (!tensorType)
+    return zero;
+  Value empty = tensor::EmptyOp::create(b, loc, rowSizes, elem);
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+/// `lo = min(0, taps...)` of a mitmot's in and out taps.
+int64_t mitmotLow(ScanOp op, unsigned i) {
+  int64_t lo = std::min<int64_t>(0, op.getMitMotOutTapsAt(i).front());
+  ArrayRef<int64_t> in = op.getMitMotInTapsAt(i);
+  return in.empty() ? lo : std::min(lo, in.front());
+}
+
+//===----------------------------------------------------------------------===//
+// The lowering of one scan op.
+//===----------------------------------------------------------------------===//
+
+/// How one non-mitmot output is stored while the loop runs.
+struct OutputPlan {
+  ScanOp::OutputKind kind;
+  unsigned index = 0;        // index inside its group
+  unsigned result = 0;       // result number of the scan
+  Type rowType;              // S
+  int64_t initRows = 0;      // K: 1 for sitsot, -min(taps) for mitsot, 0 nitsot
+  int64_t keep = 0;          // 0: all rows
+  bool scalarState = false;  // state carried as scalar iter_args
+  Value ringRows;            // rows of the ring buffer when keep > 0
+  SmallVector<OpFoldResult> rowSizes;
+  Value init;                // init operand (null for nitsot)
+  Value buffer;              // memref written row by row
+  unsigned firstReg = 0;     // position of its registers in the iter_args
+};
+
+/// How one mitmot buffer is updated.
+struct MitMotPlan {
+  Value buffer;                 // memref holding the current buffer
+  int64_t lo = 0;
+  SmallVector<Value> scratch;   // per in tap: row copy when an out tap
+                                // overwrites the same row, else null
+};
+
+class ScanLowering {
+public:
+  ScanLowering(ScanOp op, RewriterBase &rewriter)
+      : op(op), rewriter(rewriter), loc(op.getLoc()) {}
+
+  void lower();
+
+private:
+  Value emitRuntimeChecks();
+  void planMitMots();
+  void planOutputs();
+  /// Values of the body's block arguments at step `t`.
+  SmallVector<Value> blockArgValues(Value t, ValueRange regs);
+  /// Inlines the body at the insertion point, writes this step's rows and
+  /// returns the next registers (and the `until` condition in `stop`).
+  SmallVector<Value> emitStep(Value t, ValueRange regs, Value &stop);
+  Value slotOf(const OutputPlan &plan, Value row);
+  Value stateRow(const OutputPlan &plan, Value t, ValueRange regs, int64_t k);
+  Value finalResult(const OutputPlan &plan, Value stepsRun);
+
+  Value plus(Value v, int64_t k) {
+    if (k == 0)
+      return v;
+    return arith::AddIOp::create(rewriter, loc, v,
+                                 constIndex(rewriter, loc, k));
+  }
+
+  ScanOp op;
+  RewriterBase &rewriter;
+  Location loc;
+  Value nSteps;
+  SmallVector<MitMotPlan> mitmots;
+  SmallVector<OutputPlan> plans;
+  SmallVector<Value> initialRegs;
+};
+
+Value ScanLowering::emitRuntimeChecks() {
+  Value ok = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+  auto check = [&](Value bad, ScanErrorCode code, int64_t item, Value have,
+                   Value need) {
+    emitScanErrorIf(rewriter, loc, bad, code, item, have, need);
+    Value good = arith::XOrIOp::create(
+        rewriter, loc, bad, arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+    ok = arith::AndIOp::create(rewriter, loc, ok, good);
+  };
+  Value n = op.getNSteps();
+  Value zero = constIndex(rewriter, loc, 0);
+  check(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, n,
+                              zero),
+        ScanErrorCode::NegativeSteps, 0, n, zero);
+
+  auto checkLength = [&](Value tensor, int64_t window, ScanErrorCode code,
+                         unsigned item) {
+    Value have = tensor::DimOp::create(rewriter, loc, tensor, 0);
+    Value need = plus(n, window);
+    check(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, have,
+                                need),
+          code, item, have, need);
+  };
+  for (unsigned i = 0; i < op.getNumSequences(); ++i) {
+    ArrayRef<int64_t> taps = op.getSequenceTapsAt(i);
+    int64_t lo = std::min<int64_t>(0, taps.front());
+    int64_t hi = std::max<int64_t>(0, taps.back());
+    checkLength(op.getSequences()[i], hi - lo, ScanErrorCode::SequenceTooShort,
+                i);
+  }
+  for (unsigned i = 0; i < op.getNumMitMot(); ++i) {
+    int64_t hi = std::max<int64_t>(0, op.getMitMotOutTapsAt(i).back());
+    ArrayRef<int64_t> in = op.getMitMotInTapsAt(i);
+    if (!in.empty())
+      hi = std::max(hi, in.back());
+    checkLength(op.getMitmot()[i], hi - mitmotLow(op, i),
+                ScanErrorCode::MitMotTooShort, i);
+  }
+  for (unsigned i = 0; i < op.getNumMitSot(); ++i) {
+    Value init = op.getMitsotInits()[i];
+    if (!cast<RankedTensorType>(init.getType()).isDynamicDim(0))
+      continue;
+    Value have = tensor::DimOp::create(rewriter, loc, init, 0);
+    Value need = constIndex(rewriter, loc, -op.getMitSotTapsAt(i).front());
+    check(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, have,
+                                need),
+          ScanErrorCode::MitSotInitRows, i, have, need);
+  }
+  // A failed check runs no step at all: nothing is read out of bounds.
+  return arith::SelectOp::create(rewriter, loc, ok, n, zero);
+}
+
+void ScanLowering::planMitMots() {
+  for (unsigned i = 0; i < op.getNumMitMot(); ++i) {
+    MitMotPlan plan;
+    plan.lo = mitmotLow(op, i);
+    Value init = op.getMitmot()[i];
+    auto type = cast<RankedTensorType>(init.getType());
+    // The result must not modify the operand: update a copy in place.
+    plan.buffer = allocBuffer(rewriter, loc,
+                              tensor::getMixedSizes(rewriter, loc, init),
+                              type.getElementType());
+    bufferization::MaterializeInDestinationOp::create(
+        rewriter, loc, TypeRange{}, init, plan.buffer, /*restrict=*/true,
+        /*writable=*/true);
+    // A row read by an in tap and overwritten by an out tap of the same
+    // step is read from a copy: the body may write its result before it
+    // has finished reading its inputs.
+    ArrayRef<int64_t> out = op.getMitMotOutTapsAt(i);
+    for (int64_t k : op.getMitMotInTapsAt(i)) {
+      Value scratch;
+      if (type.getRank() > 1 && llvm::is_contained(out, k)) {
+        SmallVector<OpFoldResult> sizes =
+            tensor::getMixedSizes(rewriter, loc, init);
+        scratch = allocBuffer(rewriter, loc, ArrayRef(sizes).drop_front(),
+                              type.getElementType());
+      }
+      plan.scratch.push_back(scratch);
+    }
+    mitmots.push_back(std::move(plan));
+  }
+}
+
+void ScanLowering::planOutputs() {
+  for (unsigned r = op.getNumMitMot(); r < op.getNumResults(); ++r) {
+    OutputPlan plan;
+    std::tie(plan.kind, plan.index) = op.getOutputKind(r);
+    plan.result = r;
+    plan.keep = op.getKeepAt(r);
+    plan.init = op.getOutputInit(r);
+    auto resultType = cast<RankedTensorType>(op.getResult(r).getType());
+    plan.rowType = ScanOp::getRowType(resultType);
+    auto rowTensor = dyn_cast<RankedTensorType>(plan.rowType);
+    switch (plan.kind) {
+    case ScanOp::OutputKind::MitSot: {
+      plan.initRows = -op.getMitSotTapsAt(plan.index).front();
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(rewriter, loc, plan.init);
+      plan.rowSizes.assign(sizes.begin() + 1, sizes.end());
+      break;
+    }
+    case ScanOp::OutputKind::SitSot:
+      plan.initRows = 1;
+      if (rowTensor)
+        plan.rowSizes = tensor::getMixedSizes(rewriter, loc, plan.init);
+      break;
+    case ScanOp::OutputKind::NitSot:
+      if (rowTensor)
+        for (int64_t d : rowTensor.getShape())
+          plan.rowSizes.push_back(rewriter.getIndexAttr(d));
+      break;
+    case ScanOp::OutputKind::MitMot:
+      llvm_unreachable("mitmot outputs are planned separately");
+    }
+    plan.scalarState = plan.kind != ScanOp::OutputKind::NitSot && !rowTensor;
+
+    SmallVector<OpFoldResult> sizes;
+    if (plan.keep > 0) {
+      // A tensor state is read through a view of the ring: one extra row
+      // keeps the row being written distinct from every row being read.
+      int64_t rows = plan.keep;
+      if (rowTensor && plan.kind != ScanOp::OutputKind::NitSot)
+        rows = std::max(rows, plan.initRows + 1);
+      plan.ringRows = constIndex(rewriter, loc, rows);
+      sizes.push_back(rewriter.getIndexAttr(rows));
+    } else if (!resultType.isDynamicDim(0)) {
+      sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(0)));
+    } else {
+      sizes.push_back(nSteps);
+    }
+    llvm::append_range(sizes, plan.rowSizes);
+    plan.buffer = allocBuffer(rewriter, loc, sizes, resultType.getElementType());
+
+    // Scalar states also live in registers: x[t-K .. t-1].
+    plan.firstReg = initialRegs.size();
+    if (plan.scalarState) {
+      if (plan.kind == ScanOp::OutputKind::SitSot)
+        initialRegs.push_back(plan.init);
+      else
+        for (int64_t j = 0; j < plan.initRows; ++j)
+          initialRegs.push_back(extractTensorRow(
+              rewriter, loc, plan.init, constIndex(rewriter, loc, j)));
+    }
+    plans.push_back(std::move(plan));
+  }
+}
+
+Value ScanLowering::slotOf(const OutputPlan &plan, Value row) {
+  if (plan.keep == 0)
+    return row;
+  return arith::RemUIOp::create(rewriter, loc, row, plan.ringRows);
+}
+
+/// State row x[t+k] (k < 0) of a sitsot/mitsot output.
+Value ScanLowering::stateRow(const OutputPlan &plan, Value t, ValueRange regs,
+                             int64_t k) {
+  if (plan.scalarState)
+    return regs[plan.firstReg + plan.initRows + k];
+  // Rows before step 0 come from the init, the others from the buffer.
+  Value fromInit = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::slt, t, constIndex(rewriter, loc, -k));
+  auto ifOp = scf::IfOp::create(rewriter, loc, plan.rowType, fromInit,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(ifOp.thenBlock());
+  Value initRow = plan.kind == ScanOp::OutputKind::SitSot
+                      ? plan.init
+                      : extractTensorRow(rewriter, loc, plan.init,
+                                         plus(t, plan.initRows + k));
+  scf::YieldOp::create(rewriter, loc, initRow);
+  rewriter.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(
+      rewriter, loc,
+      readBufferRow(rewriter, loc, plan.buffer, slotOf(plan, plus(t, k))));
+  return ifOp.getResult(0);
+}
+
+SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
+  SmallVector<Value> args;
+  for (unsigned i = 0; i < op.getNumSequences(); ++i) {
+    Value seq = op.getSequences()[i];
+    ArrayRef<int64_t> taps = op.getSequenceTapsAt(i);
+    int64_t lo = std::min<int64_t>(0, taps.front());
+    Value last;
+    if (op.getGoBackwards())
+      last = arith::SubIOp::create(
+          rewriter, loc, tensor::DimOp::create(rewriter, loc, seq, 0),
+          constIndex(rewriter, loc, 1));
+    for (int64_t k : taps) {
+      Value row = plus(t, k - lo);
+      if (op.getGoBackwards())
+        row = arith::SubIOp::create(rewriter, loc, last, row);
+      args.push_back(extractTensorRow(rewriter, loc, seq, row));
+    }
+  }
+
+  for (auto [i, plan] : llvm::enumerate(mitmots)) {
+    for (auto [k, scratch] :
+         llvm::zip(op.getMitMotInTapsAt(i), plan.scratch)) {
+      Value row = plus(t, k - plan.lo);
+      if (!scratch) {
+        args.push_back(readBufferRow(rewriter, loc, plan.buffer, row));
+        continue;
+      }
+      memref::CopyOp::create(rewriter, loc,
+                             bufferRowView(rewriter, loc, plan.buffer, row),
+                             scratch);
+      args.push_back(bufferAsTensor(rewriter, loc, scratch));
+    }
+  }
+
+  for (const OutputPlan &plan : plans)
+    if (plan.kind == ScanOp::OutputKind::MitSot)
+      for (int64_t k : op.getMitSotTapsAt(plan.index))
+        args.push_back(stateRow(plan, t, regs, k));
+  for (const OutputPlan &plan : plans)
+    if (plan.kind == ScanOp::OutputKind::SitSot)
+      args.push_back(stateRow(plan, t, regs, -1));
+
+  llvm::append_range(args, op.getNonSequences());
+  return args;
+}
+
+SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
+                                          Value &stop) {
+  SmallVector<Value> args = blockArgValues(t, regs);
+
+  // Inline the body: its ops read the block arguments first ...
+  Block &body = op.getBodyBlock();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(),
+                             rewriter.getInsertionPoint(), args);
+  SmallVector<Value> yielded(yield.getValues());
+  rewriter.setInsertionPoint(yield);
+
+  // ... then every row is written, last.
+  unsigned y = 0;
+  for (auto [i, plan] : llvm::enumerate(mitmots))
+    for (int64_t k : op.getMitMotOutTapsAt(i))
+      writeBufferRow(rewriter, loc, yielded[y++], plan.buffer,
+                     plus(t, k - plan.lo));
+  SmallVector<Value> next(regs.begin(), regs.end());
+  for (const OutputPlan &plan : plans) {
+    Value row = yielded[y++];
+    writeBufferRow(rewriter, loc, row, plan.buffer, slotOf(plan, t));
+    if (plan.scalarState) {
+      // Shift register: x[t-K+1 .. t].
+      for (int64_t j = 0; j + 1 < plan.initRows; ++j)
+        next[plan.firstReg + j] = regs[plan.firstReg + j + 1];
+      next[plan.firstReg + plan.initRows - 1] = row;
+    }
+  }
+  stop = op.getUntil() ? yielded[y] : Value();
+  rewriter.eraseOp(yield);
+  return next;
+}
+
+Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
+  Type resultType = op.getResult(plan.result).getType();
+  Value buffer = bufferAsTensor(rewriter, loc, plan.buffer);
+  if (plan.keep == 0) {
+    if (!op.getUntil() && buffer.getType() == resultType)
+      return buffer;
+    return leadingRows(rewriter, loc, buffer, stepsRun, resultType);
+  }
+
+  // Gather the last `keep` rows of (init rows ++ computed rows), oldest
+  // first; rows before the first existing one are zero.
+  auto resultTensor = cast<RankedTensorType>(resultType);
+  SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(plan.keep)};
+  llvm::append_range(sizes, plan.rowSizes);
+  Value result = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         resultTensor.getElementType());
+  Value total = plus(stepsRun, plan.initRows);
+  Value firstRow = plus(total, -plan.keep);
+  auto loop = scf::ForOp::create(
+      rewriter, loc, constIndex(rewriter, loc, 0),
+      constIndex(rewriter, loc, plan.keep), constIndex(rewriter, loc, 1),
+      ValueRange{result},
+      [&](OpBuilder &b, Location loc, Value j, ValueRange acc) {
+        Value chrono = arith::AddIOp::create(b, loc, firstRow, j);
+        Value missing = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, chrono, constIndex(b, loc, 0));
+        auto ifMissing = scf::IfOp::create(b, loc, plan.rowType, missing, true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifMissing.thenBlock());
+          scf::YieldOp::create(b, loc,
+                               zeroRow(b, loc, plan.rowType, plan.rowSizes));
+          b.setInsertionPointToStart(ifMissing.elseBlock());
+          Value computed = arith::SubIOp::create(
+              b, loc, chrono, constIndex(b, loc, plan.initRows));
+          Value slot = arith::RemUIOp::create(b, loc, computed, plan.ringRows);
+          if (plan.initRows == 0) {
+            scf::YieldOp::create(b, loc, extractTensorRow(b, loc, buffer, slot));
+          } else {
+            Value inInit = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, chrono,
+                constIndex(b, loc, plan.initRows));
+            auto ifInit = scf::IfOp::create(b, loc, plan.rowType, inInit, true);
+            b.setInsertionPointToStart(ifInit.thenBlock());
+            Value initRow = plan.kind == ScanOp::OutputKind::SitSot
+                                ? plan.init
+                                : extractTensorRow(b, loc, plan.init, chrono);
+            scf::YieldOp::create(b, loc, initRow);
+            b.setInsertionPointToStart(ifInit.elseBlock());
+            scf::YieldOp::create(b, loc, extractTensorRow(b, loc, buffer, slot));
+            b.setInsertionPointAfter(ifInit);
+            scf::YieldOp::create(b, loc, ifInit.getResult(0));
+          }
+        }
+        Value row = ifMissing.getResult(0);
+        Value updated;
+        if (auto rowTensor = dyn_cast<RankedTensorType>(plan.rowType)) {
+          SmallVector<OpFoldResult> offsets, rowSizes, strides;
+          rowSlice(b, j, tensor::getMixedSizes(b, loc, acc[0]), offsets,
+                   rowSizes, strides);
+          updated = tensor::InsertSliceOp::create(b, loc, row, acc[0], offsets,
+                                                  rowSizes, strides);
+        } else {
+          updated = tensor::InsertOp::create(b, loc, row, acc[0], j);
+        }
+        scf::YieldOp::create(b, loc, updated);
+      });
+  Value gathered = loop.getResult(0);
+  if (gathered.getType() != resultType)
+    gathered = tensor::CastOp::create(rewriter, loc, resultType, gathered);
+  return gathered;
+}
+
+void ScanLowering::lower() {
+  rewriter.setInsertionPoint(op);
+  nSteps = emitRuntimeChecks();
+  planMitMots();
+  planOutputs();
+
+  Value zero = constIndex(rewriter, loc, 0);
+  Value one = constIndex(rewriter, loc, 1);
+  SmallVector<Value> finalRegs;
+  Value stepsRun;
+  if (!op.getUntil()) {
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, nSteps, one, initialRegs,
+        [&](OpBuilder &, Location, Value t, ValueRange regs) {
+          Value stop;
+          SmallVector<Value> next = emitStep(t, regs, stop);
+          scf::YieldOp::create(rewriter, loc, next);
+        });
+    stepsRun = nSteps;
+  } else {
+    // (t, stopped, registers...): run while t < n and the last step did not
+    // ask to stop.
+    SmallVector<Value> inits{zero,
+                             arith::ConstantIntOp::create(rewriter, loc, 0, 1)};
+    llvm::append_range(inits, initialRegs);
+    SmallVector<Type> types(ValueRange(inits).getTypes());
+    auto loop = scf::WhileOp::create(
+        rewriter, loc, types, inits,
+        [&](OpBuilder &, Location, ValueRange args) {
+          Value more = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::slt, args[0], nSteps);
+          Value notStopped = arith::XOrIOp::create(
+              rewriter, loc, args[1],
+              arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+          Value cond = arith::AndIOp::create(rewriter, loc, more, notStopped);
+          scf::ConditionOp::create(rewriter, loc, cond, args);
+        },
+        [&](OpBuilder &, Location, ValueRange args) {
+          Value t = args[0];
+          Value stop;
+          SmallVector<Value> next = emitStep(t, args.drop_front(2), stop);
+          SmallVector<Value> yields{plus(t, 1), stop};
+          llvm::append_range(yields, next);
+          scf::YieldOp::create(rewriter, loc, yields);
+        });
+    stepsRun = loop.getResult(0);
+  }
+
+  SmallVector<Value> results;
+  for (auto [i, plan] : llvm::enumerate(mitmots)) {
+    Value result = bufferAsTensor(rewriter, loc, plan.buffer);
+    if (result.getType() != op.getResult(i).getType())
+      result = tensor::CastOp::create(rewriter, loc, op.getResult(i).getType(),
+                                      result);
+    results.push_back(result);
+  }
+  for (const OutputPlan &plan : plans)
+    results.push_back(finalResult(plan, stepsRun));
+  rewriter.replaceOp(op, results);
+}
+
+/// What the lowering cannot handle, reported before any IR is created.
+LogicalResult checkLowerable(ScanOp op) {
+  for (unsigned i = 0; i < op.getNumNitSot(); ++i) {
+    Value result = op.getNitSotResults()[i];
+    auto row = dyn_cast<RankedTensorType>(
+        ScanOp::getRowType(cast<RankedTensorType>(result.getType())));
+    if (row && !row.hasStaticShape())
+      return op.emitOpError()
+             << "nitsot #" << i << ": cannot lower rows of type " << row
+             << " with dynamic sizes (the output buffer is created before "
+                "the first step); give the result a static row shape";
+  }
+  return success();
+}
+
+struct LowerScanPattern : OpRewritePattern<ScanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkLowerable(op)))
+      return failure();
+    ScanLowering(op, rewriter).lower();
+    return success();
+  }
+};
+
+struct ConvertScanToSCFPass
+    : scan::impl::ConvertScanToSCFBase<ConvertScanToSCFPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    unsigned before = 0;
+    module.walk([&](ScanOp) { ++before; });
+    if (before == 0)
+      return;
+    declareScanErrorRuntime(module);
+
+    RewritePatternSet patterns(&getContext());
+    patterns.add<LowerScanPattern>(&getContext());
+    walkAndApplyPatterns(module, std::move(patterns));
+
+    bool failedToLower = false;
+    module.walk([&](ScanOp op) {
+      failedToLower = true;
+      op.emitOpError() << "could not be lowered to scf";
+    });
+    if (failedToLower)
+      return signalPassFailure();
+    numScansLowered += before;
+  }
+};
+
+} // namespace

@@ -1,0 +1,413 @@
+"""Compile MLIR with scan ops to native code and call it on NumPy arrays.
+
+Example::
+
+    import numpy as np
+    import mlir_scan
+
+    prog = mlir_scan.compile('''
+      func.func @cumsum(%xs: tensor<?xf64>, %x0: f64) -> tensor<?xf64> {
+        %c0 = arith.constant 0 : index
+        %n = tensor.dim %xs, %c0 : tensor<?xf64>
+        %r = scan.scan steps(%n) sequences(%xs : tensor<?xf64>) sitsot(%x0 : f64) {
+        ^bb0(%x: f64, %acc: f64):
+          %s = arith.addf %acc, %x : f64
+          scan.yield %s : f64
+        } -> (tensor<?xf64>)
+        return %r : tensor<?xf64>
+      }''')
+    prog.cumsum(np.arange(4.0), 0.0)     # array([0., 1., 3., 6.])
+
+Every public ``func.func`` whose arguments and results are ranked tensors or
+scalars (``index``, ``i1``, ``i8``..``i64``, ``f32``, ``f64``) becomes a method
+of the returned :class:`Program`. Calls check dtypes, ranks and static sizes
+against the signature, never modify their inputs, and turn the run-time checks
+compiled into scans (``n_steps < 0``, too-short sequences...) into
+``ValueError``. Results are NumPy arrays that own the memory the native code
+allocated for them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import importlib.util
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from mlir import execution_engine, ir, passmanager
+
+from . import _registration
+
+__all__ = ["Program", "compile", "STAGES"]
+
+#: Stages whose IR :meth:`Program.ir` can show, in pipeline order.
+STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
+
+# Pass pipelines between consecutive stages (textual, as `scan-opt` takes them).
+_OPTIMIZE = "canonicalize,cse"
+_TO_SCF = "convert-scan-to-scf,canonicalize,cse"
+_BUFFERIZE = (
+    "func.func(convert-elementwise-to-linalg),canonicalize,cse,"
+    "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "canonicalize,cse,canonicalize,scan-own-public-results,"
+    "buffer-deallocation-pipeline"
+)
+_TO_LLVM = (
+    "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
+    "convert-scf-to-cf,func.func(math-expand-ops{ops=tanh}),"
+    "convert-math-to-llvm,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
+)
+
+# Mirrors ScanErrorCode in passes/include/Scan/RuntimeChecks.h.
+_ERROR_GLOBAL = "__mlir_scan_error"
+_ERROR_MESSAGES = {
+    1: "scan: n_steps is {have}, must be >= 0",
+    2: "scan: sequence #{item} has {have} rows but the steps and taps need {need}",
+    3: "scan: mitmot buffer #{item} has {have} rows but the steps and taps need {need}",
+    4: "scan: mitsot #{item} init has {have} rows but its taps need {need}",
+}
+
+_SCALAR_DTYPES = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "index": np.int64,
+}
+_CTYPES = {
+    np.dtype(np.float32): ctypes.c_float,
+    np.dtype(np.float64): ctypes.c_double,
+    np.dtype(np.bool_): ctypes.c_bool,
+    np.dtype(np.int8): ctypes.c_int8,
+    np.dtype(np.int16): ctypes.c_int16,
+    np.dtype(np.int32): ctypes.c_int32,
+    np.dtype(np.int64): ctypes.c_int64,
+}
+
+
+#: The MLIR copy of the Python bindings (same process): its C API gives the
+#: native address of any JIT symbol, including globals.
+def _capi_library() -> ctypes.CDLL:
+    libs = importlib.util.find_spec("mlir").submodule_search_locations[0]
+    lib = ctypes.CDLL(os.path.join(libs, "_mlir_libs", "libMLIRPythonCAPI.so"))
+    lib.mlirExecutionEngineLookup.restype = ctypes.c_void_p
+    lib.mlirExecutionEngineLookup.argtypes = [ctypes.c_void_p, _StringRef]
+    return lib
+
+
+class _StringRef(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"))
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
+_CAPI = _capi_library()
+
+
+@dataclass(frozen=True)
+class _Type:
+    """A function argument/result type: a scalar or a ranked tensor."""
+
+    text: str
+    dtype: np.dtype
+    shape: tuple[int | None, ...] | None  # None for scalars; None dims are `?`
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.shape is not None
+
+    @classmethod
+    def parse(cls, type_: ir.Type, what: str) -> "_Type":
+        text = str(type_)
+        if isinstance(type_, ir.RankedTensorType):
+            tensor = type_
+            elem = str(tensor.element_type)
+            if elem not in _SCALAR_DTYPES or tensor.rank == 0:
+                raise TypeError(f"{what} has unsupported type {text}")
+            shape = tuple(
+                None if tensor.is_dynamic_dim(i) else tensor.get_dim_size(i)
+                for i in range(tensor.rank)
+            )
+            return cls(text, np.dtype(_SCALAR_DTYPES[elem]), shape)
+        if text in _SCALAR_DTYPES:
+            return cls(text, np.dtype(_SCALAR_DTYPES[text]), None)
+        raise TypeError(f"{what} has unsupported type {text}")
+
+
+def _descriptor_type(rank: int, dtype: np.dtype) -> type[ctypes.Structure]:
+    """The ctypes layout of a ranked memref descriptor."""
+    key = (rank, dtype)
+    if key not in _DESCRIPTORS:
+        elem = ctypes.POINTER(_CTYPES[dtype])
+        _DESCRIPTORS[key] = type(
+            f"MemRef{rank}d_{dtype.name}",
+            (ctypes.Structure,),
+            {
+                "_fields_": [
+                    ("allocated", elem),
+                    ("aligned", elem),
+                    ("offset", ctypes.c_int64),
+                    ("sizes", ctypes.c_int64 * rank),
+                    ("strides", ctypes.c_int64 * rank),
+                ]
+            },
+        )
+    return _DESCRIPTORS[key]
+
+
+_DESCRIPTORS: dict[tuple[int, np.dtype], type[ctypes.Structure]] = {}
+
+
+class _OwnedAllocation:
+    """Frees a buffer the native code allocated when the last array using it dies."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def __del__(self) -> None:
+        _libc.free(self.address)
+
+
+def _array_from_descriptor(desc: ctypes.Structure, t: _Type) -> np.ndarray:
+    """A NumPy array over a returned buffer; the array owns the allocation."""
+    shape = tuple(desc.sizes)
+    allocated = ctypes.cast(desc.allocated, ctypes.c_void_p).value
+    owner = _OwnedAllocation(allocated) if allocated else None
+    count = int(np.prod(shape))
+    if count == 0:
+        return np.empty(shape, dtype=t.dtype)
+    itemsize = t.dtype.itemsize
+    address = ctypes.cast(desc.aligned, ctypes.c_void_p).value + desc.offset * itemsize
+    span = max(
+        1 + sum((n - 1) * s for n, s in zip(shape, desc.strides)), count
+    )
+    raw = (_CTYPES[t.dtype] * span).from_address(address)
+    raw._mlir_scan_owner = owner  # keeps the allocation alive with the array
+    flat = np.ctypeslib.as_array(raw)
+    if flat.dtype != t.dtype:  # c_bool arrays come back as bool already
+        flat = flat.view(t.dtype)
+    return np.lib.stride_tricks.as_strided(
+        flat, shape=shape, strides=tuple(s * itemsize for s in desc.strides)
+    )
+
+
+class _Function:
+    """A compiled public function, callable on NumPy arrays and scalars."""
+
+    def __init__(self, program: "Program", name: str, args: list[_Type], results: list[_Type]):
+        self._program = program
+        self.__name__ = name
+        self.args = args
+        self.results = results
+        self._native = None
+
+    def __repr__(self) -> str:
+        sig = ", ".join(a.text for a in self.args)
+        res = ", ".join(r.text for r in self.results)
+        return f"<compiled @{self.__name__}({sig}) -> ({res})>"
+
+    def _bind(self) -> None:
+        ctypes_args: list[Any] = []
+        result_fields = []
+        for i, r in enumerate(self.results):
+            ctype = _descriptor_type(len(r.shape), r.dtype) if r.is_tensor else _CTYPES[r.dtype]
+            result_fields.append((f"r{i}", ctype))
+        self._result_struct = None
+        restype = None
+        if len(self.results) == 1 and not self.results[0].is_tensor:
+            restype = result_fields[0][1]
+        elif self.results:
+            if len(self.results) == 1:
+                self._result_struct = result_fields[0][1]
+            else:
+                self._result_struct = type(
+                    "Results", (ctypes.Structure,), {"_fields_": result_fields}
+                )
+            ctypes_args.append(ctypes.POINTER(self._result_struct))
+        for a in self.args:
+            if a.is_tensor:
+                ctypes_args.append(ctypes.POINTER(_descriptor_type(len(a.shape), a.dtype)))
+            else:
+                ctypes_args.append(_CTYPES[a.dtype])
+        address = self._program._lookup("_mlir_ciface_" + self.__name__)
+        self._native = ctypes.CFUNCTYPE(restype, *ctypes_args)(address)
+
+    def _convert_arg(self, i: int, value: Any, t: _Type) -> tuple[Any, Any]:
+        """(the ctypes argument, an object to keep alive during the call)."""
+        what = f"argument #{i} of @{self.__name__} ({t.text})"
+        if not t.is_tensor:
+            if isinstance(value, np.ndarray) and value.ndim != 0:
+                raise TypeError(f"{what}: expected a scalar, got an array of shape {value.shape}")
+            kind = np.asarray(value).dtype
+            if t.dtype.kind == "f" and kind.kind not in "fiub":
+                raise TypeError(f"{what}: expected a number, got {type(value).__name__}")
+            if t.dtype.kind in "iu" and kind.kind not in "iub":
+                raise TypeError(f"{what}: expected an integer, got {type(value).__name__}")
+            if t.dtype.kind == "b" and kind.kind != "b":
+                raise TypeError(f"{what}: expected a bool, got {type(value).__name__}")
+            if t.dtype.kind in "iu":
+                info = np.iinfo(t.dtype)
+                if not info.min <= int(value) <= info.max:
+                    raise ValueError(f"{what}: {value} does not fit in {t.text}")
+            return _CTYPES[t.dtype](value.item() if isinstance(value, np.generic) else value), None
+        if isinstance(value, np.ndarray):
+            if value.dtype != t.dtype:
+                raise TypeError(
+                    f"{what}: expected dtype {t.dtype.name}, got {value.dtype.name} "
+                    f"(cast it with .astype(np.{t.dtype.name}))"
+                )
+            array = np.ascontiguousarray(value)
+        else:
+            array = np.asarray(value)
+            if not np.can_cast(array.dtype, t.dtype, casting="same_kind") or (
+                array.dtype.kind == "f" and t.dtype.kind in "iub"
+            ):
+                raise TypeError(f"{what}: cannot convert {array.dtype.name} values to {t.dtype.name}")
+            array = np.ascontiguousarray(array, dtype=t.dtype)
+        if array.ndim != len(t.shape):
+            raise ValueError(f"{what}: expected rank {len(t.shape)}, got an array of shape {array.shape}")
+        for d, (have, want) in enumerate(zip(array.shape, t.shape)):
+            if want is not None and have != want:
+                raise ValueError(f"{what}: dimension {d} must be {want}, got shape {array.shape}")
+        desc = _descriptor_type(array.ndim, t.dtype)()
+        ptr = array.ctypes.data_as(ctypes.POINTER(_CTYPES[t.dtype]))
+        desc.allocated = ptr
+        desc.aligned = ptr
+        desc.offset = 0
+        for d in range(array.ndim):
+            desc.sizes[d] = array.shape[d]
+            desc.strides[d] = array.strides[d] // t.dtype.itemsize
+        return ctypes.pointer(desc), array
+
+    def __call__(self, *values: Any) -> Any:
+        if len(values) != len(self.args):
+            raise TypeError(
+                f"@{self.__name__} takes {len(self.args)} arguments, got {len(values)}"
+            )
+        if self._native is None:
+            self._bind()
+        converted = [self._convert_arg(i, v, t) for i, (v, t) in enumerate(zip(values, self.args))]
+        call_args = [c for c, _ in converted]
+        result_struct = self._result_struct() if self._result_struct else None
+        if result_struct is not None:
+            call_args.insert(0, ctypes.pointer(result_struct))
+        scalar = self._native(*call_args)
+        del converted  # the inputs were only needed during the call
+
+        outputs: list[Any] = []
+        if result_struct is None:
+            if self.results:
+                outputs.append(self.results[0].dtype.type(scalar))
+        elif len(self.results) == 1:
+            outputs.append(_array_from_descriptor(result_struct, self.results[0]))
+        else:
+            for i, r in enumerate(self.results):
+                field = getattr(result_struct, f"r{i}")
+                outputs.append(
+                    _array_from_descriptor(field, r) if r.is_tensor else r.dtype.type(field)
+                )
+        self._program._raise_recorded_error()
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+class Program:
+    """A compiled module: one callable attribute per public function."""
+
+    def __init__(self, source: str | ir.Module, optimize: bool = True, opt_level: int = 3):
+        _registration.register_passes()
+        self._context = ir.Context()
+        text = str(source) if isinstance(source, ir.Module) else source
+        if not isinstance(text, str):
+            raise TypeError(f"compile: expected MLIR text or an mlir.ir.Module, got {type(source).__name__}")
+        self._stages: dict[str, str] = {}
+        with self._context, ir.Location.unknown():
+            module = ir.Module.parse(text)
+            self._functions = self._collect_functions(module)
+            self._stages["input"] = str(module)
+            steps = [("optimized", _OPTIMIZE if optimize else ""), ("scf", _TO_SCF),
+                     ("bufferized", _BUFFERIZE), ("llvm", _TO_LLVM)]
+            for stage, pipeline in steps:
+                if pipeline:
+                    passmanager.PassManager.parse(f"builtin.module({pipeline})").run(module.operation)
+                self._stages[stage] = str(module)
+            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)
+        self._engine.raw_register_runtime(
+            "memrefCopy", ctypes.cast(_registration.capi().mlirScanMemrefCopy, ctypes.c_void_p)
+        )
+        self._error = None
+        address = self._lookup(_ERROR_GLOBAL, required=False)
+        if address:
+            self._error = (ctypes.c_int64 * 4).from_address(address)
+        for name, fn in self._functions.items():
+            setattr(self, name, fn)
+
+    def _collect_functions(self, module: ir.Module) -> dict[str, _Function]:
+        functions = {}
+        for op in module.body.operations:
+            if op.operation.name != "func.func":
+                continue
+            attrs = op.attributes
+            if "sym_visibility" in attrs and ir.StringAttr(attrs["sym_visibility"]).value != "public":
+                continue
+            if len(op.regions[0].blocks) == 0:
+                continue  # a declaration
+            name = ir.StringAttr(attrs["sym_name"]).value
+            ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
+            args = [_Type.parse(t, f"argument #{i} of @{name}") for i, t in enumerate(ftype.inputs)]
+            results = [_Type.parse(t, f"result #{i} of @{name}") for i, t in enumerate(ftype.results)]
+            if name.startswith("_") or hasattr(Program, name):
+                raise ValueError(f"compile: public function name @{name} is reserved")
+            op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            functions[name] = _Function(self, name, args, results)
+        return functions
+
+    def _lookup(self, symbol: str, required: bool = True) -> int:
+        data = symbol.encode()
+        address = _CAPI.mlirExecutionEngineLookup(
+            _registration._capsule_pointer(self._engine), _StringRef(data, len(data))
+        )
+        if not address and required:
+            raise RuntimeError(f"symbol {symbol} not found in the compiled module")
+        return address or 0
+
+    def _raise_recorded_error(self) -> None:
+        if self._error is None or self._error[0] == 0:
+            return
+        code, item, have, need = list(self._error)
+        for i in range(4):
+            self._error[i] = 0
+        template = _ERROR_MESSAGES.get(code, "scan: run-time check {code} failed")
+        raise ValueError(template.format(code=code, item=item, have=have, need=need))
+
+    @property
+    def functions(self) -> dict[str, _Function]:
+        """The callable public functions, by name."""
+        return dict(self._functions)
+
+    def ir(self, stage: str = "llvm") -> str:
+        """The module's IR at `stage` (one of :data:`STAGES`)."""
+        if stage not in self._stages:
+            raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
+        return self._stages[stage]
+
+
+def compile(source: str | ir.Module, optimize: bool = True, opt_level: int = 3) -> Program:  # noqa: A001
+    """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
+
+    ``optimize=False`` skips the scan rewrites (Theano's ``FAST_COMPILE``).
+    """
+    return Program(source, optimize=optimize, opt_level=opt_level)
