@@ -35,6 +35,7 @@ constexpr llvm::StringLiteral kToLLVM =
     // libm's tanh is a call per element; the expansion vectorizes.
     "func.func(math-expand-ops{ops=tanh}),"
     "convert-math-to-llvm,"
+    "scan-lower-i1-access,"
     "convert-to-llvm,"
     "reconcile-unrealized-casts,canonicalize";
 

@@ -61,7 +61,7 @@ _BUFFERIZE = (
 _TO_LLVM = (
     "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,func.func(math-expand-ops{ops=tanh}),"
-    "convert-math-to-llvm,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
+    "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
 )
 
 # Mirrors ScanErrorCode in passes/include/Scan/RuntimeChecks.h.

@@ -68,4 +68,17 @@ def ScanOwnPublicResults : Pass<"scan-own-public-results", "::mlir::ModuleOp"> {
   ];
 }
 
+def ScanLowerI1Access : Pass<"scan-lower-i1-access", "::mlir::ModuleOp"> {
+  let summary = "Lower memref.load/store of i1 to llvm.load/store (works around an LLVM 22 assertion)";
+  let description = [{
+    The LLVM 22.1 `memref.load`/`memref.store` lowerings assert (abort the
+    process) on `i1` elements, which bufferized boolean tensors and the
+    buffer deallocation helpers both produce. This pass lowers exactly those
+    accesses to `llvm.load`/`llvm.store` (one byte per `i1`, as LLVM lays
+    them out) with the same address computation; everything else is left to
+    `convert-to-llvm`. Run it right before `convert-to-llvm`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // SCAN_PASSES_TD
