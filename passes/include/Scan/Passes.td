@@ -10,31 +10,41 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
-  let summary = "Lower scan.scan to scf.for / scf.while on tensors (DPS, in place)";
+  let summary = "Lower scan.scan to scf.for / scf.while, writing every output in place";
   let description = [{
     Replaces every `scan.scan` by an `scf.for` loop (an `scf.while` loop when
-    the scan has `until`) over tensors in destination-passing style, ready
-    for `one-shot-bufferize` to run it in place:
+    the scan has `until`). The body stays on tensors; the outputs are
+    buffers written row by row, so that after `one-shot-bufferize` the loop
+    contains no allocation and no copy of a state or output (SPEC §5):
 
-    * every output is a buffer created before the loop (`tensor.empty`) and
-      carried through the loop; each step writes its row with
-      `tensor.insert` / `tensor.insert_slice` after the body has read
-      everything it needs ("read first, write last"), so the yielded tensor
-      is equivalent to its `iter_arg` and bufferizes without copies;
-    * scalar sitsot/mitsot states are also carried as scalar `iter_args` (a
-      shift register of the last `K` values), tensor states are read back
-      from the output buffer (or from the init for rows before step 0);
-    * mitmot buffers are carried and updated row by row;
+    * each mitsot/sitsot/nitsot output is a `memref.alloc` created before
+      the loop. A step reads the rows it needs as `bufferization.to_tensor
+      restrict` views of buffer rows (or of the init for rows before step
+      0), runs the inlined body, and then writes each yielded row with
+      `bufferization.materialize_in_destination` into a view of its row
+      ("read first, write last"). `restrict` is what keeps it in place: the
+      body's destination (after `eliminate-empty-tensors`) is row `t`
+      itself, even when it is filled before row `t-1` is read, because the
+      lowering never has two live tensor views of the same row;
+    * scalar sitsot/mitsot states are also carried as `iter_args` (a shift
+      register of the last `K` values), so scalar recurrences stay in
+      registers;
+    * a mitmot buffer is copied once before the loop (the operand is never
+      modified) and updated row by row; an in tap that reads the row an out
+      tap of the same step overwrites is read from a one-row scratch copy;
     * `keep = k` outputs use a ring buffer of `k` rows (`max(k, K+1)` for
-      tensor states, so a row is never overwritten while it is read) and
-      are rotated into chronological order after the loop.
+      tensor states, so the row being written is never a row being read)
+      and are rotated into chronological order after the loop.
 
     Run-time checks (`n_steps >= 0`, sequences and mitmot buffers long
     enough, dynamic mitsot inits with `K` rows) are compiled in: a failed
-    check records an error in the public global `@__mlir_scan_error`
-    (`[code, item, have, need]`, first error wins) and the loop then runs
-    zero steps, so no out-of-bounds access happens. `mlir_scan.compile`
-    turns a recorded error into a Python `ValueError`.
+    check records `[code, item, have, need]` in the public global
+    `@__mlir_scan_error` (the first error wins) and the loop then runs zero
+    steps, so nothing is read out of bounds. `mlir_scan.compile` turns a
+    recorded error into a Python `ValueError`.
+
+    Limitation: nitsot rows must have a static shape (the buffer is created
+    before the first step); the pass reports an error otherwise.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
