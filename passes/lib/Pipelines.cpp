@@ -29,7 +29,7 @@ constexpr llvm::StringLiteral kBufferize =
 
 /// Buffers -> LLVM dialect.
 constexpr llvm::StringLiteral kToLLVM =
-    "func.func(convert-linalg-to-loops),"
+    "func.func(scan-order-linalg-loops,convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,"
     // libm's tanh is a call per element; the expansion vectorizes.

@@ -59,7 +59,7 @@ _BUFFERIZE = (
     "buffer-deallocation-pipeline"
 )
 _TO_LLVM = (
-    "func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
+    "func.func(scan-order-linalg-loops,convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,func.func(math-expand-ops{ops=tanh}),"
     "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
 )

@@ -91,4 +91,27 @@ def ScanLowerI1Access : Pass<"scan-lower-i1-access", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ScanOrderLinalgLoops : Pass<"scan-order-linalg-loops", "::mlir::func::FuncOp"> {
+  let summary = "Order the loops of linalg ops so that the innermost one vectorizes";
+  let description = [{
+    `convert-linalg-to-loops` nests loops in the order of a linalg op's
+    iteration dimensions. For the contractions of a scan body that order is
+    often the worst one: `linalg.vecmat` (`h^T W`, the RNN step) iterates
+    the reduction innermost over a column of `W`. This pass generalizes
+    named contractions (matmul, matvec, vecmat, dot, batch_matmul) and
+    interchanges every `linalg.generic` so that the innermost loop is the
+    dimension that is the contiguous (last) dimension of the most operands,
+    preferring a parallel one, so LLVM's loop vectorizer sees unit-stride
+    loads and stores. When that dimension is a reduction (a row-major
+    matvec or a dot product), the floating-point ops of the body get
+    `fastmath<reassoc, contract>` so the reduction may be vectorized (this
+    reorders the additions: results change within rounding).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numInterchanged", "interchanged", "Number of linalg ops whose loops were reordered">,
+    Statistic<"numReassociated", "reassociated", "Number of reductions marked reassociable">
+  ];
+}
+
 #endif // SCAN_PASSES_TD
