@@ -1463,3 +1463,47 @@ def test_mitsot_taps_and_keep_property(taps, n, keep):
     else:
         want = history[K:]
     np.testing.assert_array_equal(run(src, "f", n, np.array(init, np.int64)), want)
+
+
+NAMED_UNARY = {
+    "exp": np.exp, "log": np.log, "abs": np.abs, "ceil": np.ceil, "floor": np.floor,
+    "negf": np.negative, "reciprocal": lambda x: 1.0 / x, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "square": lambda x: x * x, "tanh": np.tanh,
+    "erf": lambda x: np.array([math.erf(v) for v in x]),
+}
+NAMED_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "max": np.maximum, "min": np.minimum, "powf": np.power,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_UNARY) + sorted(NAMED_BINARY))
+def test_linalg_named_elementwise_ops(name):
+    binary = name in NAMED_BINARY
+    ins = "%a, %b : tensor<5xf64>, tensor<5xf64>" if binary else "%a : tensor<5xf64>"
+    src = f"""
+    func.func @f(%a: tensor<5xf64>, %b: tensor<5xf64>) -> tensor<5xf64> {{
+      %e = tensor.empty() : tensor<5xf64>
+      %r = linalg.{name} ins({ins}) outs(%e : tensor<5xf64>) -> tensor<5xf64>
+      return %r : tensor<5xf64>
+    }}"""
+    a = np.array([0.25, 1.5, 2.0, 3.75, 0.5])
+    b = np.array([2.0, -1.0, 0.5, 1.25, 3.0])
+    want = NAMED_BINARY[name](a, b) if binary else NAMED_UNARY[name](a)
+    np.testing.assert_allclose(run(src, "f", a, b), want, rtol=1e-15)
+
+
+def test_linalg_elementwise_and_select():
+    src = """
+    func.func @f(%c: tensor<4xi1>, %a: tensor<4xi32>, %b: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+      %e = tensor.empty() : tensor<4xi32>
+      %s = linalg.select ins(%c, %a, %b : tensor<4xi1>, tensor<4xi32>, tensor<4xi32>) outs(%e : tensor<4xi32>) -> tensor<4xi32>
+      %d = linalg.elementwise kind=#linalg.elementwise_kind<add> ins(%a, %b : tensor<4xi32>, tensor<4xi32>) outs(%e : tensor<4xi32>) -> tensor<4xi32>
+      return %s, %d : tensor<4xi32>, tensor<4xi32>
+    }"""
+    c = np.array([True, False, False, True])
+    a = np.array([1, 2, 3, 2**31 - 1], np.int32)
+    b = np.array([10, 20, 30, 1], np.int32)
+    s, d = run(src, "f", c, a, b)
+    np.testing.assert_array_equal(s, np.where(c, a, b))
+    np.testing.assert_array_equal(d, [11, 22, 33, -(2**31)])
