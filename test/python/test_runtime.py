@@ -1,0 +1,236 @@
+"""mlir_scan.compile: calling convention, argument checks, memory ownership,
+run-time errors and IR stages of the JIT runtime (python/mlir_scan/runtime.py).
+
+Expected values come from NumPy loops written here, never from the compiler.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import mlir_scan
+from mlir import ir
+
+CUMSUM = """
+func.func @cumsum(%xs: tensor<?xf64>, %x0: f64) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?xf64>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?xf64>) sitsot(%x0 : f64) {
+  ^bb0(%x: f64, %acc: f64):
+    %s = arith.addf %acc, %x : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+"""
+
+MISC = """
+func.func @identity(%a: tensor<3xf32>) -> tensor<3xf32> {
+  return %a : tensor<3xf32>
+}
+func.func @twice(%n: index, %x0: i32) -> (tensor<?xi32>, tensor<?xi32>, i32) {
+  %r = scan.scan steps(%n) sitsot(%x0 : i32) {
+  ^bb0(%x: i32):
+    %c3 = arith.constant 3 : i32
+    %y = arith.muli %x, %c3 : i32
+    scan.yield %y : i32
+  } -> (tensor<?xi32>)
+  return %r, %r, %x0 : tensor<?xi32>, tensor<?xi32>, i32
+}
+func.func @constant() -> tensor<2xi64> {
+  %c = arith.constant dense<[7, 8]> : tensor<2xi64>
+  return %c : tensor<2xi64>
+}
+func.func @positive(%xs: tensor<?x2xf64>) -> tensor<?x2xi1> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?x2xf64>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x2xf64>) {
+  ^bb0(%x: tensor<2xf64>):
+    %z = arith.constant dense<0.0> : tensor<2xf64>
+    %p = arith.cmpf ogt, %x, %z : tensor<2xf64>
+    scan.yield %p : tensor<2xi1>
+  } -> (tensor<?x2xi1>)
+  return %r : tensor<?x2xi1>
+}
+func.func @mitmot(%n: index, %buf: tensor<?x3xf64>) -> tensor<?x3xf64> {
+  %r = scan.scan steps(%n) mitmot(%buf[0, 1] -> [1] : tensor<?x3xf64>) {
+  ^bb0(%a: tensor<3xf64>, %b: tensor<3xf64>):
+    %s = arith.addf %a, %b : tensor<3xf64>
+    scan.yield %s : tensor<3xf64>
+  } -> (tensor<?x3xf64>)
+  return %r : tensor<?x3xf64>
+}
+func.func @fib(%n: index, %init: tensor<?xi64>) -> tensor<?xi64> {
+  %r = scan.scan steps(%n) mitsot(%init[-2, -1] : tensor<?xi64>) {
+  ^bb0(%a: i64, %b: i64):
+    %s = arith.addi %a, %b : i64
+    scan.yield %s : i64
+  } -> (tensor<?xi64>)
+  return %r : tensor<?xi64>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def misc():
+    return mlir_scan.compile(MISC)
+
+
+def test_compile_text_and_module_give_the_same_program():
+    xs = np.array([1.0, 2.0, 3.5])
+    expected = np.cumsum(xs) + 1.0
+    from_text = mlir_scan.compile(CUMSUM)
+    with ir.Context():
+        module = ir.Module.parse(CUMSUM)
+        from_module = mlir_scan.compile(module)
+    np.testing.assert_array_equal(from_text.cumsum(xs, 1.0), expected)
+    np.testing.assert_array_equal(from_module.cumsum(xs, 1.0), expected)
+
+
+def test_unoptimized_compile_runs_too():
+    xs = np.linspace(0, 1, 11)
+    prog = mlir_scan.compile(CUMSUM, optimize=False)
+    np.testing.assert_allclose(prog.cumsum(xs, 0.0), np.cumsum(xs))
+
+
+def test_ir_stages():
+    prog = mlir_scan.compile(CUMSUM)
+    assert "scan.scan" in prog.ir("input")
+    assert "scf.for" in prog.ir("scf") and "scan.scan" not in prog.ir("scf")
+    assert "memref.alloc" in prog.ir("bufferized") and "tensor<" not in prog.ir("bufferized")
+    assert "llvm.func @cumsum" in prog.ir("llvm")
+    with pytest.raises(ValueError, match="unknown stage"):
+        prog.ir("nope")
+
+
+def test_compile_rejects_bad_source():
+    with pytest.raises(TypeError, match="MLIR text"):
+        mlir_scan.compile(42)
+    with pytest.raises(ir.MLIRError):
+        mlir_scan.compile("func.func @f( {")
+    with pytest.raises(TypeError, match="unsupported type"):
+        mlir_scan.compile("func.func @f(%m: memref<3xf32>) { return }")
+
+
+def test_argument_checks_name_the_argument():
+    prog = mlir_scan.compile(CUMSUM)
+    with pytest.raises(TypeError, match="takes 2 arguments, got 1"):
+        prog.cumsum(np.zeros(3))
+    with pytest.raises(TypeError, match=r"argument #0 .*expected dtype float64, got float32"):
+        prog.cumsum(np.zeros(3, np.float32), 0.0)
+    with pytest.raises(ValueError, match=r"argument #0 .*expected rank 1"):
+        prog.cumsum(np.zeros((2, 2)), 0.0)
+    with pytest.raises(TypeError, match=r"argument #1 .*expected a scalar"):
+        prog.cumsum(np.zeros(3), np.zeros(3))
+    with pytest.raises(TypeError, match=r"argument #1 .*expected a number"):
+        prog.cumsum(np.zeros(3), "1.0")
+    # Lists and Python scalars convert when the conversion is safe.
+    np.testing.assert_array_equal(prog.cumsum([1.0, 2.0], 1), [2.0, 4.0])
+
+
+def test_static_dims_and_integer_ranges_are_checked(misc):
+    with pytest.raises(ValueError, match=r"argument #0 .*dimension 0 must be 3"):
+        misc.identity(np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="does not fit in i32"):
+        misc.twice(2, 2**40)
+    with pytest.raises(TypeError, match="expected an integer"):
+        misc.twice(2.5, 1)
+
+
+def test_results_never_alias_inputs_or_each_other(misc):
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    out = misc.identity(a)
+    out[0] = 42.0
+    assert a[0] == 1.0
+    r1, r2, x0 = misc.twice(3, 2)
+    np.testing.assert_array_equal(r1, [6, 18, 54])
+    r1[0] = -1
+    assert r2[0] == 6 and x0 == 2 and isinstance(x0, np.int32)
+    c = misc.constant()
+    c[0] = 0
+    np.testing.assert_array_equal(misc.constant(), [7, 8])
+
+
+def test_results_outlive_the_program():
+    prog = mlir_scan.compile(CUMSUM)
+    result = prog.cumsum(np.ones(1000), 0.0)
+    del prog
+    gc.collect()
+    np.testing.assert_array_equal(result, np.arange(1, 1001, dtype=np.float64))
+
+
+def test_boolean_tensors(misc):
+    xs = np.array([[1.0, -1.0], [-2.0, 0.5], [0.0, 3.0]])
+    np.testing.assert_array_equal(misc.positive(xs), xs > 0)
+
+
+def test_mitmot_input_is_not_modified(misc):
+    buf = np.arange(15.0).reshape(5, 3)
+    original = buf.copy()
+    result = misc.mitmot(4, buf)
+    expected = original.copy()
+    for t in range(4):
+        expected[t + 1] = expected[t] + expected[t + 1]
+    np.testing.assert_array_equal(result, expected)
+    np.testing.assert_array_equal(buf, original)
+
+
+def test_zero_steps_give_empty_results(misc):
+    assert misc.twice(0, 5)[0].shape == (0,)
+    assert misc.positive(np.zeros((0, 2))).shape == (0, 2)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda p: p.twice(-3, 1), r"n_steps is -3, must be >= 0"),
+        (lambda p: p.mitmot(5, np.zeros((5, 3))), r"mitmot buffer #0 has 5 rows but .* need 6"),
+        (lambda p: p.fib(4, np.array([1, 1, 2])), r"mitsot #0 init has 3 rows but its taps need 2"),
+    ],
+)
+def test_run_time_checks_raise_and_the_program_survives(misc, call, message):
+    with pytest.raises(ValueError, match=message):
+        call(misc)
+    np.testing.assert_array_equal(misc.fib(5, np.array([0, 1])), [1, 2, 3, 5, 8])
+
+
+def test_too_short_sequence():
+    prog = mlir_scan.compile(
+        """
+        func.func @diff(%n: index, %xs: tensor<?xf64>) -> tensor<?xf64> {
+          %r = scan.scan steps(%n) sequences(%xs[0, 2] : tensor<?xf64>) {
+          ^bb0(%a: f64, %b: f64):
+            %d = arith.subf %b, %a : f64
+            scan.yield %d : f64
+          } -> (tensor<?xf64>)
+          return %r : tensor<?xf64>
+        }"""
+    )
+    xs = np.array([1.0, 4.0, 9.0, 16.0, 25.0])
+    np.testing.assert_array_equal(prog.diff(3, xs), xs[2:] - xs[:3])
+    with pytest.raises(ValueError, match=r"sequence #0 has 5 rows but .* need 6"):
+        prog.diff(4, xs)
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+def test_no_memory_growth_over_many_calls(misc):
+    xs = np.ones(64)
+    prog = mlir_scan.compile(CUMSUM)
+    for _ in range(2000):  # warm up allocator pools
+        prog.cumsum(xs, 0.0)
+        misc.twice(16, 1)
+    before = _resident_bytes()
+    for _ in range(50_000):
+        prog.cumsum(xs, 0.0)
+        misc.twice(16, 1)
+    grown = _resident_bytes() - before
+    # 10^5 calls each returning fresh buffers: a leak of even one 512-byte
+    # result per call would be ~25 MB.
+    assert grown < 8 * 2**20, f"resident memory grew by {grown / 2**20:.1f} MiB"
