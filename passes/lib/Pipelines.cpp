@@ -16,7 +16,7 @@ namespace {
 
 /// Tensor-level scf loops -> in-place buffers (SPEC §3, measured recipe).
 constexpr llvm::StringLiteral kBufferize =
-    "func.func(convert-elementwise-to-linalg),"
+    "func.func(convert-elementwise-to-linalg,scan-fresh-elementwise-inits),"
     "canonicalize,cse,"
     "eliminate-empty-tensors,"
     "empty-tensor-to-alloc-tensor,"

@@ -51,7 +51,7 @@ STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
 _OPTIMIZE = "canonicalize,cse"
 _TO_SCF = "convert-scan-to-scf,canonicalize,cse"
 _BUFFERIZE = (
-    "func.func(convert-elementwise-to-linalg),canonicalize,cse,"
+    "func.func(convert-elementwise-to-linalg,scan-fresh-elementwise-inits),canonicalize,cse,"
     "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"

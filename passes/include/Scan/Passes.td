@@ -114,4 +114,24 @@ def ScanOrderLinalgLoops : Pass<"scan-order-linalg-loops", "::mlir::func::FuncOp
   ];
 }
 
+def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::func::FuncOp"> {
+  let summary = "Give elementwise linalg ops a tensor.empty destination instead of an input";
+  let description = [{
+    `convert-elementwise-to-linalg` turns `arith.addf %a, %b : tensor<8xf32>`
+    into a `linalg.generic` whose destination (`outs`) is the operand `%a`
+    itself. When `%a` is a row of a sequence (a read-only function
+    argument) or of a recurrent state, one-shot-bufferize must then copy it
+    before writing, in every step of a scan. This pass replaces a
+    destination that the payload never reads, of an all-parallel op, by a
+    `tensor.empty` of the same shape, which `eliminate-empty-tensors` then
+    turns into the scan's output row: the step writes its result in place.
+    A destination that is an intermediate used only by this op (the result
+    of another destination-style op) is kept: writing over it is free.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numReplaced", "replaced-inits", "Number of destinations replaced by tensor.empty">
+  ];
+}
+
 #endif // SCAN_PASSES_TD
