@@ -1,0 +1,188 @@
+// RUN: scan-opt %s --convert-scan-to-scf --canonicalize | FileCheck %s
+
+// Scalar SITSOT over a reversed sequence: the state is an iter_arg, each step
+// stores its row into the output buffer, the sequence is read at L-1-t.
+
+// CHECK-LABEL: func.func @sitsot_scalar_backwards
+// CHECK-SAME:    (%[[XS:[^:]*]]: tensor<?xf64>, %[[X0:[^:]*]]: f64)
+// CHECK:         call @__mlir_scan_set_error
+// CHECK:         %[[N:.*]] = arith.select
+// CHECK:         %[[BUF:.*]] = memref.alloc(%[[N]]) {{.*}} : memref<?xf64>
+// CHECK:         scf.for %[[T:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[X0]]) -> (f64)
+// CHECK:           %[[LAST:.*]] = arith.subi %{{.*}}, %c1
+// CHECK:           %[[ROW:.*]] = arith.subi %[[LAST]], %[[T]]
+// CHECK:           %[[X:.*]] = tensor.extract %[[XS]][%[[ROW]]]
+// CHECK:           %[[S:.*]] = arith.addf %[[ACC]], %[[X]]
+// CHECK:           memref.store %[[S]], %[[BUF]][%[[T]]]
+// CHECK:           scf.yield %[[S]] : f64
+// CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict
+// CHECK:         return %[[R]]
+func.func @sitsot_scalar_backwards(%xs: tensor<?xf64>, %x0: f64) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?xf64>
+  %r = scan.scan steps(%n) go_backwards sequences(%xs : tensor<?xf64>) sitsot(%x0 : f64) {
+  ^bb0(%x: f64, %acc: f64):
+    %s = arith.addf %acc, %x : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// Scalar MITSOT with taps [-2, -1]: a shift register of two iter_args.
+
+// CHECK-LABEL: func.func @mitsot_scalar
+// CHECK:         %[[A0:.*]] = tensor.extract %{{.*}}[%c0] : tensor<2xi64>
+// CHECK:         %[[B0:.*]] = tensor.extract %{{.*}}[%c1] : tensor<2xi64>
+// CHECK:         scf.for %[[T:.*]] = {{.*}} iter_args(%[[A:.*]] = %[[A0]], %[[B:.*]] = %[[B0]]) -> (i64, i64)
+// CHECK:           %[[S:.*]] = arith.addi %[[A]], %[[B]]
+// CHECK:           memref.store %[[S]], %{{.*}}[%[[T]]]
+// CHECK:           scf.yield %[[B]], %[[S]] : i64, i64
+func.func @mitsot_scalar(%n: index, %init: tensor<2xi64>) -> tensor<?xi64> {
+  %r = scan.scan steps(%n) mitsot(%init[-2, -1] : tensor<2xi64>) {
+  ^bb0(%a: i64, %b: i64):
+    %s = arith.addi %a, %b : i64
+    scan.yield %s : i64
+  } -> (tensor<?xi64>)
+  return %r : tensor<?xi64>
+}
+
+// Sequence taps [-2, 0, 1]: lo = -2, so the taps read rows t, t+2 and t+3.
+
+// CHECK-LABEL: func.func @sequence_taps
+// CHECK-SAME:    (%[[XS:[^:]*]]: tensor<?x4xf32>
+// CHECK:         scf.for %[[T:[^ ]*]] =
+// CHECK-DAG:       tensor.extract_slice %[[XS]][%[[T]], 0] [1, 4] [1, 1] : tensor<?x4xf32> to tensor<4xf32>
+// CHECK-DAG:       %[[T2:.*]] = arith.addi %[[T]], %c2
+// CHECK-DAG:       %[[T3:.*]] = arith.addi %[[T]], %c3
+// CHECK-DAG:       tensor.extract_slice %[[XS]][%[[T2]], 0] [1, 4] [1, 1]
+// CHECK-DAG:       tensor.extract_slice %[[XS]][%[[T3]], 0] [1, 4] [1, 1]
+// CHECK:           bufferization.materialize_in_destination %{{.*}} in restrict writable
+func.func @sequence_taps(%xs: tensor<?x4xf32>, %n: index) -> tensor<?x4xf32> {
+  %r = scan.scan steps(%n) sequences(%xs[-2, 0, 1] : tensor<?x4xf32>) {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>):
+    %s = arith.addf %a, %b : tensor<4xf32>
+    %t = arith.mulf %s, %c : tensor<4xf32>
+    scan.yield %t : tensor<4xf32>
+  } -> (tensor<?x4xf32>)
+  return %r : tensor<?x4xf32>
+}
+
+// Tensor SITSOT: step 0 reads the init, later steps a restrict view of row
+// t-1; the new state is materialized into row t, after the body.
+
+// CHECK-LABEL: func.func @sitsot_tensor
+// CHECK-SAME:    (%[[H0:[^:]*]]: tensor<16xf32>
+// CHECK:         %[[BUF:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x16xf32>
+// CHECK:         scf.for %[[T:[^ ]*]] =
+// CHECK:           %[[FIRST:.*]] = arith.cmpi slt, %[[T]], %c1
+// CHECK:           %[[H:.*]] = scf.if %[[FIRST]] -> (tensor<16xf32>) {
+// CHECK:             scf.yield %[[H0]]
+// CHECK:           } else {
+// CHECK:             %[[PREV:.*]] = arith.addi %[[T]], %c-1
+// CHECK:             %[[VIEW:.*]] = memref.subview %[[BUF]][%[[PREV]], 0] [1, 16] [1, 1]
+// CHECK:             %[[ROW:.*]] = bufferization.to_tensor %[[VIEW]] restrict
+// CHECK:             scf.yield %[[ROW]]
+// CHECK:           linalg.vecmat ins(%[[H]],
+// CHECK:           %[[DEST:.*]] = memref.subview %[[BUF]][%[[T]], 0] [1, 16] [1, 1]
+// CHECK:           bufferization.materialize_in_destination %{{.*}} in restrict writable %[[DEST]]
+func.func @sitsot_tensor(%h0: tensor<16xf32>, %W: tensor<16x16xf32>, %n: index) -> tensor<?x16xf32> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<16xf32>) nonsequences(%W : tensor<16x16xf32>) {
+  ^bb0(%h: tensor<16xf32>, %w: tensor<16x16xf32>):
+    %e = tensor.empty() : tensor<16xf32>
+    %z = arith.constant 0.0 : f32
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+    %a = linalg.vecmat ins(%h, %w : tensor<16xf32>, tensor<16x16xf32>) outs(%f : tensor<16xf32>) -> tensor<16xf32>
+    %t = math.tanh %a : tensor<16xf32>
+    scan.yield %t : tensor<16xf32>
+  } -> (tensor<?x16xf32>)
+  return %r : tensor<?x16xf32>
+}
+
+// MITMOT with in taps [0, 1] and out tap [0]: the operand is copied once;
+// the in tap 0 row is overwritten by the out tap, so it is read from a copy.
+
+// CHECK-LABEL: func.func @mitmot
+// CHECK-SAME:    (%[[G:[^:]*]]: tensor<?x8xf64>
+// CHECK:         %[[BUF:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x8xf64>
+// CHECK:         bufferization.materialize_in_destination %[[G]] in restrict writable %[[BUF]]
+// CHECK:         %[[SCRATCH:.*]] = memref.alloc() {{.*}} : memref<8xf64>
+// CHECK:         scf.for %[[T:[^ ]*]] =
+// CHECK:           %[[ROW0:.*]] = memref.subview %[[BUF]][%[[T]], 0]
+// CHECK:           memref.copy %[[ROW0]], %[[SCRATCH]]
+// CHECK:           bufferization.to_tensor %[[SCRATCH]] restrict
+// CHECK:           %[[T1:.*]] = arith.addi %[[T]], %c1
+// CHECK:           memref.subview %[[BUF]][%[[T1]], 0]
+// CHECK:           bufferization.materialize_in_destination {{.*}} in restrict writable
+// CHECK:         bufferization.to_tensor %[[BUF]] restrict
+func.func @mitmot(%g: tensor<?x8xf64>, %xs: tensor<?x8xf64>, %n: index) -> tensor<?x8xf64> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x8xf64>) mitmot(%g[0, 1] -> [0] : tensor<?x8xf64>) {
+  ^bb0(%x: tensor<8xf64>, %g0: tensor<8xf64>, %g1: tensor<8xf64>):
+    %s = arith.addf %g0, %g1 : tensor<8xf64>
+    %t = arith.mulf %s, %x : tensor<8xf64>
+    scan.yield %t : tensor<8xf64>
+  } -> (tensor<?x8xf64>)
+  return %r : tensor<?x8xf64>
+}
+
+// keep [1] on a tensor state: a ring of max(1, K+1) = 2 rows indexed t mod 2,
+// rotated into the result after the loop.
+
+// CHECK-LABEL: func.func @keep_ring
+// CHECK:         %[[RING:.*]] = memref.alloc() {{.*}} : memref<2x16xf32>
+// CHECK:         scf.for %[[T:[^ ]*]] =
+// CHECK:             %[[PREV:.*]] = arith.addi %[[T]], %c-1
+// CHECK:             %[[PSLOT:.*]] = arith.remui %[[PREV]], %c2
+// CHECK:             memref.subview %[[RING]][%[[PSLOT]], 0]
+// CHECK:           %[[SLOT:.*]] = arith.remui %[[T]], %c2
+// CHECK:           %[[DEST:.*]] = memref.subview %[[RING]][%[[SLOT]], 0]
+// CHECK:           bufferization.materialize_in_destination %{{.*}} in restrict writable %[[DEST]]
+// CHECK:         tensor.empty() : tensor<1x16xf32>
+// CHECK:         arith.remui
+// CHECK:         tensor.insert_slice {{.*}} into {{.*}} : tensor<16xf32> into tensor<1x16xf32>
+func.func @keep_ring(%h0: tensor<16xf32>, %W: tensor<16x16xf32>, %n: index) -> tensor<1x16xf32> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<16xf32>) nonsequences(%W : tensor<16x16xf32>) keep [1] {
+  ^bb0(%h: tensor<16xf32>, %w: tensor<16x16xf32>):
+    %e = tensor.empty() : tensor<16xf32>
+    %z = arith.constant 0.0 : f32
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+    %a = linalg.vecmat ins(%h, %w : tensor<16xf32>, tensor<16x16xf32>) outs(%f : tensor<16xf32>) -> tensor<16xf32>
+    scan.yield %a : tensor<16xf32>
+  } -> (tensor<1x16xf32>)
+  return %r : tensor<1x16xf32>
+}
+
+// until: an scf.while carrying (t, stopped, state); the result is the first
+// steps_run rows of the buffer.
+
+// CHECK-LABEL: func.func @until_scalar
+// CHECK:         %[[BUF:.*]] = memref.alloc() {{.*}} : memref<100xf64>
+// CHECK:         %[[CAST:.*]] = memref.cast %[[BUF]] : memref<100xf64> to memref<?xf64>
+// CHECK:         %[[W:.*]]:2 = scf.while (%[[T:.*]] = %c0, %[[STOP:.*]] = %false, %[[X:.*]] = %{{.*}}) : (index, i1, f64)
+// CHECK:           %[[MORE:.*]] = arith.cmpi slt, %[[T]], %c100
+// CHECK:           %[[GO:.*]] = arith.xori %[[STOP]], %true
+// CHECK:           %[[COND:.*]] = arith.andi %[[MORE]], %[[GO]]
+// CHECK:           scf.condition(%[[COND]])
+// CHECK:         } do {
+// CHECK:           %[[Y:.*]] = arith.mulf
+// CHECK:           %[[DONE:.*]] = arith.cmpf ogt, %[[Y]]
+// CHECK:           memref.store %[[Y]], %[[BUF]]
+// CHECK:           scf.yield %{{.*}}, %[[DONE]], %[[Y]]
+// CHECK:         %[[ALL:.*]] = bufferization.to_tensor %[[CAST]] restrict
+// CHECK:         tensor.extract_slice %[[ALL]][0] [%[[W]]#0] [1]
+func.func @until_scalar(%x0: f64, %max: f64) -> tensor<?xf64> {
+  %c100 = arith.constant 100 : index
+  %r = scan.scan steps(%c100) until sitsot(%x0 : f64) nonsequences(%max : f64) {
+  ^bb0(%x: f64, %m: f64):
+    %two = arith.constant 2.0 : f64
+    %y = arith.mulf %x, %two : f64
+    %stop = arith.cmpf ogt, %y, %m : f64
+    scan.yield %y, %stop : f64, i1
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// The error runtime is added once per module.
+
+// CHECK:       memref.global @__mlir_scan_error : memref<4xi64> = dense<0>
+// CHECK:       func.func private @__mlir_scan_set_error
+// CHECK-NOT:   memref.global @__mlir_scan_error
