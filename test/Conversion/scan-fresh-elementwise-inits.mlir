@@ -1,0 +1,77 @@
+// RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-fresh-elementwise-inits))" | FileCheck %s
+
+#id = affine_map<(d0) -> (d0)>
+
+// An input reused as the destination of an elementwise op (what
+// convert-elementwise-to-linalg produces) becomes a tensor.empty.
+// CHECK-LABEL: func.func @input_as_destination
+// CHECK-SAME:    (%[[A:[^:]*]]: tensor<8xf32>
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[A]], %{{.*}} : tensor<8xf32>, tensor<8xf32>) outs(%[[E]] : tensor<8xf32>)
+func.func @input_as_destination(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%a, %b : tensor<8xf32>, tensor<8xf32>) outs(%a : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// Dynamic sizes come from the replaced destination.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-SAME:    (%[[A:[^:]*]]: tensor<?xf64>)
+// CHECK:         %[[D:.*]] = tensor.dim %[[A]], %c0
+// CHECK:         tensor.empty(%[[D]]) : tensor<?xf64>
+func.func @dynamic(%a: tensor<?xf64>) -> tensor<?xf64> {
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<?xf64>) outs(%a : tensor<?xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %t = math.tanh %x : f64
+    linalg.yield %t : f64
+  } -> tensor<?xf64>
+  return %r : tensor<?xf64>
+}
+
+// Kept: an intermediate only this op uses (writing over it is free) ...
+// CHECK-LABEL: func.func @intermediate_destination
+// CHECK:         %[[F:.*]] = linalg.fill
+// CHECK:         linalg.generic {{.*}} ins(%[[F]] : tensor<8xf32>) outs(%[[F]] : tensor<8xf32>)
+func.func @intermediate_destination(%c: f32) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%f : tensor<8xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.tanh %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// ... a destination whose value the payload reads (an accumulation) ...
+// CHECK-LABEL: func.func @destination_is_read
+// CHECK-NOT:     tensor.empty
+// CHECK:         outs(%arg1 : tensor<8xf32>)
+func.func @destination_is_read(%a: tensor<8xf32>, %acc: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<8xf32>) outs(%acc : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// ... and reductions.
+// CHECK-LABEL: func.func @reduction
+// CHECK-NOT:     tensor.empty
+// CHECK:         outs(%arg1 : tensor<f32>)
+func.func @reduction(%a: tensor<8xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [#id, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%a : tensor<8xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
