@@ -276,6 +276,116 @@ def test_bad_generic_attributes() -> None:
 
 
 # ---------------------------------------------------------------------------
+# Random scans: every group, flag and keep, with seeded near-misses
+# ---------------------------------------------------------------------------
+
+ROWS = ["f32", "f64", "i32", "i64", "i1", "index", "tensor<2xf32>", "tensor<?x3xi32>"]
+ODD_TYPES = ["tensor<f32>", "tensor<*xf32>", "memref<2xf32>", "vector<2xf32>", "none", "tensor<0x2xf64>",
+             "tensor<?x4xf32, #sparse_tensor.encoding<{map = (d0, d1) -> (d0 : dense, d1 : compressed)}>>"]
+
+
+def _random_scan(rng: random.Random) -> str:
+    """A func with one scan.scan. Types, taps, counts and sizes are right
+    most of the time and wrong (a type swapped, a count off) some of the time,
+    so both the verifier's accept and reject paths are reached."""
+    def maybe(t: str) -> str:
+        return rng.choice(ODD_TYPES + ROWS) if rng.random() < 0.04 else t
+
+    def stacked(row: str, lead: str) -> str:
+        return f"tensor<{lead}x{row[7:]}" if row.startswith("tensor<") else f"tensor<{lead}x{row}>"
+
+    def taps(negative: bool = False) -> list[int]:
+        pool = list(range(-4, 5)) + ([-(2**63), 2**63 - 1] if rng.random() < 0.03 else [])
+        t = sorted({rng.choice(pool) for _ in range(rng.choice([0, 1, 1, 2, 3]))})
+        if negative:
+            t = [x for x in t if x < 0] or [-1]
+        if rng.random() < 0.05:
+            t = t[::-1] + t[:1]
+        return t
+
+    static = rng.random() < 0.4
+    steps = rng.choice([0, 1, 4, -1]) if static else None
+    until = rng.random() < 0.2
+    lead = "?" if steps is None or until else str(steps)
+    args, block, yields, results, groups = [], [], [], [], []
+
+    def operand(t: str) -> str:
+        args.append(f"%a{len(args)}: {t}")
+        return f"%a{len(args) - 1}"
+
+    items = []
+    for _ in range(rng.randint(0, 2)):
+        row, t = rng.choice(ROWS), taps()
+        ty = maybe(stacked(row, rng.choice(["?", "?", "9", "2"])))
+        items.append(f"{operand(ty)}{'' if t == [0] else t} : {ty}")
+        block += [maybe(row) for _ in t]
+    groups += [f"sequences({', '.join(items)})"] if items else []
+    items = []
+    for _ in range(rng.randint(0, 2)):
+        row, tin, tout = rng.choice(ROWS), taps(), taps()
+        ty = maybe(stacked(row, rng.choice(["?", "12", "3"])))
+        items.append(f"{operand(ty)}{tin} -> {tout} : {ty}")
+        block += [maybe(row) for _ in tin]
+        yields += [maybe(row) for _ in tout]
+        results.append(maybe(ty))
+    groups += [f"mitmot({', '.join(items)})"] if items else []
+    items = []
+    for _ in range(rng.randint(0, 2)):
+        row, t = rng.choice(ROWS), taps(negative=True)
+        k = -t[0] if t[0] > -100 else 1
+        ty = maybe(stacked(row, rng.choice([str(k), str(k), "?", str(k + 1)])))
+        items.append(f"{operand(ty)}{t} : {ty}")
+        block += [maybe(row) for _ in t]
+        yields.append(maybe(row))
+        results.append(maybe(stacked(row, lead)))
+    groups += [f"mitsot({', '.join(items)})"] if items else []
+    for keyword, count in [("sitsot", rng.randint(0, 2)), ("nonsequences", rng.randint(0, 2))]:
+        rows = [rng.choice(ROWS) for _ in range(count)]
+        if rows:
+            groups.append(f"{keyword}({', '.join(operand(r) for r in rows)} : {', '.join(rows)})")
+        block += [maybe(r) for r in rows]
+        if keyword == "sitsot":
+            yields += [maybe(r) for r in rows]
+            results += [maybe(stacked(r, lead)) for r in rows]
+    for row in [rng.choice(ROWS) for _ in range(rng.randint(0, 2))]:  # nitsot
+        yields.append(maybe(row))
+        results.append(maybe(stacked(row, lead)))
+    yields += [maybe("i1")] if until else []
+    if rng.random() < 0.05 and yields:
+        yields.pop()
+    if rng.random() < 0.05 and block:
+        block.pop()
+    keep = ""
+    if rng.random() < 0.25 and results:
+        ks = [rng.choice([0, 0, 1, 2, -1]) for _ in results] + ([0] if rng.random() < 0.05 else [])
+        keep = f" keep {ks}"
+        for j, k in enumerate(ks[: len(results)]):
+            if k > 0 and rng.random() < 0.8 and results[j].startswith("tensor<") and "x" in results[j]:
+                results[j] = f"tensor<{k}" + results[j][results[j].index("x"):]
+    head = f"  ^bb0({', '.join(f'%b{j}: {t}' for j, t in enumerate(block))}):\n" if block else ""
+    body = "".join(f"    %y{j} = ub.poison : {t}\n" for j, t in enumerate(yields))
+    ylist = f" {', '.join(f'%y{j}' for j in range(len(yields)))} : {', '.join(yields)}" if yields else ""
+    flags = (" go_backwards" if rng.random() < 0.2 else "") + (" until" if until else "")
+    res = f"%r:{len(results)} = " if len(results) > 1 else "%r = " if results else ""
+    c = f"  %c = arith.constant {steps} : index\n" if static else ""
+    return (f"func.func @f(%n: index{''.join(', ' + a for a in args)}) {{\n{c}"
+            f"  {res}scan.scan steps({'%c' if static else '%n'}){flags} {' '.join(groups)}{keep} {{\n"
+            f"{head}{body}    scan.yield{ylist}\n  }} -> ({', '.join(results)})\n  return\n}}\n")
+
+
+def test_random_scans() -> None:
+    rng = random.Random(2024)
+    chunks = [_random_scan(rng) for _ in range(1500)]
+    valid = _run_chunks(chunks)
+    # Both outcomes are well represented.
+    assert 0.03 * len(chunks) < valid.count(True) < 0.8 * len(chunks), valid.count(True)
+    # What verifies also survives the generic form and canonicalization.
+    ok = [c for c, v in zip(chunks, valid) if v]
+    assert all(_run_chunks(ok, "-mlir-print-op-generic"))
+    assert all(_run_chunks(ok, "-canonicalize", "-cse"))
+
+
+# ---------------------------------------------------------------------------
 # Random input
 # ---------------------------------------------------------------------------
 
