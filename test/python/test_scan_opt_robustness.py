@@ -30,7 +30,7 @@ TEST_DIR = Path(__file__).resolve().parents[1]
 ROUNDTRIP = (TEST_DIR / "Dialect" / "roundtrip.mlir").read_text()
 INVALID = (TEST_DIR / "Dialect" / "invalid.mlir").read_text()
 SEPARATOR = "// -----\n"
-CRASH_MARKERS = ("Stack dump", "PLEASE submit a bug report", "LLVM ERROR", "Assertion")
+CRASH_MARKERS = ("Stack dump:", "PLEASE submit a bug report", "LLVM ERROR:", "Assertion `")
 
 
 def _code(text: str) -> str:
@@ -184,8 +184,7 @@ def test_bad_taps() -> None:
     rng = random.Random(7)
     chunks = []
     for func in VALID_FUNCS:
-        spots = [m for m in TAP_LIST_RE.finditer(func)]
-        for m in spots:
+        for m in TAP_LIST_RE.finditer(func):
             for taps in rng.sample(TAPS, 6):
                 prefix = m.group(1) or ""
                 chunks.append(func[: m.start()] + prefix + str(taps) + func[m.end():])
@@ -412,7 +411,8 @@ def test_token_soup() -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_random_bytes(seed: int) -> None:
     rng = random.Random(seed)
-    data = bytes([0x20 | (rng.getrandbits(8) & 0xDF) or 0x41]) + rng.randbytes(rng.randint(16, 4000))
+    # Not starting with NUL, which the lexer takes for the end of the input.
+    data = bytes([rng.randrange(1, 256)]) + rng.randbytes(rng.randint(16, 4000))
     proc = _run(["-"], data)
     assert proc.returncode != 0 and b"error:" in proc.stderr
 
