@@ -11,7 +11,10 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::scan;
@@ -348,7 +351,13 @@ ParseResult ScanOp::parse(OpAsmParser &parser, OperationState &result) {
                         b.getDenseI64ArrayAttr(keep));
   }
 
-  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+  // Inherent attributes written in `attributes {...}` must have the right
+  // type: an ill-typed one would otherwise be dropped silently when the
+  // attribute list is turned into the op's properties.
+  SMLoc attrLoc = parser.getCurrentLocation();
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
+      failed(verifyInherentAttrs(result.name, result.attributes,
+                                 [&]() { return parser.emitError(attrLoc); })))
     return failure();
 
   Region *body = result.addRegion();
@@ -450,13 +459,13 @@ static LogicalResult verifyTapOrder(ScanOp op, StringRef what, unsigned i,
                                     StringRef attrName, ArrayRef<int64_t> taps,
                                     bool allowEmpty = false) {
   if (taps.empty() && !allowEmpty)
-    return op.emitOpError() << what << " #" << i << ": '" << attrName
-                            << "' must not be empty";
+    return op.emitOpError() << what << " #" << i << ": " << attrName
+                            << " must not be empty";
   for (unsigned j = 1; j < taps.size(); ++j)
     if (taps[j] <= taps[j - 1])
       return op.emitOpError()
-             << what << " #" << i << ": '" << attrName
-             << "' must be strictly increasing, got " << formatTaps(taps);
+             << what << " #" << i << ": " << attrName
+             << " must be strictly increasing, got " << formatTaps(taps);
   return success();
 }
 
@@ -494,16 +503,45 @@ static LogicalResult verifyStacked(ScanOp op, StringRef what, unsigned i,
   return success();
 }
 
-/// Checks that a buffer with a static leading size `rows` has enough rows for
-/// the tap window over `nSteps` steps.
+/// The type of one row of `type` (see ScanOp::getRowType), checked: an
+/// encoding that is only valid for the full rank (e.g. a sparse one) cannot
+/// be carried by the rows, and building such a type would assert.
+static FailureOr<Type> verifyRowType(ScanOp op, StringRef what, unsigned i,
+                                     RankedTensorType type) {
+  if (type.getRank() == 1 || !type.getEncoding())
+    return ScanOp::getRowType(type);
+  auto row = RankedTensorType::getChecked(
+      [&]() {
+        return op.emitOpError() << what << " #" << i << ": the encoding of "
+                                << type << " is not valid for its rows: ";
+      },
+      type.getShape().drop_front(), type.getElementType(), type.getEncoding());
+  if (!row)
+    return failure();
+  return Type(row);
+}
+
+/// Checks that a buffer has enough rows for the tap window over `nSteps`
+/// steps: `hi - lo + n_steps` (`hi - lo` when `n_steps` is not a constant).
+/// Only a static leading size can be checked, but a window that no tensor can
+/// hold (the count overflows int64_t) is an error for any buffer.
 static LogicalResult verifyLength(ScanOp op, StringRef what, unsigned i,
                                   RankedTensorType type, int64_t lo, int64_t hi,
                                   std::optional<int64_t> nSteps,
                                   StringRef tapsText) {
+  int64_t span = 0, need = 0;
+  if (llvm::SubOverflow(hi, lo, span) ||
+      llvm::AddOverflow(span, nSteps.value_or(0), need)) {
+    InFlightDiagnostic diag = op.emitOpError()
+                              << what << " #" << i << ": taps " << tapsText;
+    if (nSteps)
+      diag << " over " << *nSteps << " steps";
+    diag << " need more rows than a tensor can have";
+    return diag;
+  }
   if (type.isDynamicDim(0))
     return success();
   int64_t rows = type.getDimSize(0);
-  int64_t need = (hi - lo) + (nSteps ? *nSteps : 0);
   if (rows < need) {
     InFlightDiagnostic diag = op.emitOpError()
                               << what << " #" << i << ": has " << rows
@@ -524,7 +562,10 @@ static LogicalResult verifyStackedResult(ScanOp op, StringRef what, unsigned i,
   if (!tensor || tensor.getRank() < 1)
     return op.emitOpError() << what << " #" << i << ": result #" << resultIdx
                             << " must be a tensor of rank >= 1, got " << type;
-  if (rowType && ScanOp::getRowType(tensor) != rowType)
+  FailureOr<Type> resultRow = verifyRowType(op, what, i, tensor);
+  if (failed(resultRow))
+    return failure();
+  if (rowType && *resultRow != rowType)
     return op.emitOpError() << what << " #" << i << ": result #" << resultIdx
                             << " has type " << type << " but its rows must be "
                             << rowType;
@@ -600,6 +641,7 @@ LogicalResult ScanOp::verify() {
     auto type = cast<RankedTensorType>(getSequences()[i].getType());
     ArrayRef<int64_t> taps = getSequenceTapsAt(i);
     if (failed(verifyStacked(*this, "sequence", i, type)) ||
+        failed(verifyRowType(*this, "sequence", i, type)) ||
         failed(verifyTapOrder(*this, "sequence", i, "taps", taps)))
       return failure();
     auto [lo, hi] = tapWindow(taps);
@@ -613,6 +655,7 @@ LogicalResult ScanOp::verify() {
     auto type = cast<RankedTensorType>(getMitmot()[i].getType());
     ArrayRef<int64_t> in = getMitMotInTapsAt(i), out = getMitMotOutTapsAt(i);
     if (failed(verifyStacked(*this, "mitmot", i, type)) ||
+        failed(verifyRowType(*this, "mitmot", i, type)) ||
         failed(verifyTapOrder(*this, "mitmot", i, "in taps", in,
                               /*allowEmpty=*/true)) ||
         failed(verifyTapOrder(*this, "mitmot", i, "out taps", out)))
@@ -634,18 +677,23 @@ LogicalResult ScanOp::verify() {
     if (failed(verifyStacked(*this, "mitsot", i, type)) ||
         failed(verifyTapOrder(*this, "mitsot", i, "taps", taps)))
       return failure();
+    FailureOr<Type> row = verifyRowType(*this, "mitsot", i, type);
+    if (failed(row))
+      return failure();
     if (taps.back() >= 0)
       return emitOpError() << "mitsot #" << i
                            << ": taps must all be negative, got "
                            << formatTaps(taps);
+    if (taps.front() == std::numeric_limits<int64_t>::min())
+      return emitOpError() << "mitsot #" << i << ": taps " << formatTaps(taps)
+                           << " need more init rows than a tensor can have";
     int64_t need = -taps.front();
     if (!type.isDynamicDim(0) && type.getDimSize(0) != need)
       return emitOpError() << "mitsot #" << i << ": init has "
                            << type.getDimSize(0) << " rows but taps "
                            << formatTaps(taps) << " need " << need;
     unsigned resultIdx = getNumMitMot() + i;
-    if (failed(verifyStackedResult(*this, "mitsot", i, resultIdx,
-                                   getRowType(type))))
+    if (failed(verifyStackedResult(*this, "mitsot", i, resultIdx, *row)))
       return failure();
   }
 
