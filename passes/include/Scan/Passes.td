@@ -9,6 +9,47 @@
 
 include "mlir/Pass/PassBase.td"
 
+//===----------------------------------------------------------------------===//
+// Scan rewrites (PyTensor's scan optimizations)
+//===----------------------------------------------------------------------===//
+
+def ScanRemoveUnused : Pass<"scan-remove-unused"> {
+  let summary = "Drop unused scan inputs, outputs and taps; inline constant non-sequences";
+  let description = [{
+    Theano's `remove_constants_and_unused_inputs_scan`, extended to taps:
+
+    * a non-sequence defined by a constant (`arith.constant`, any
+      `ConstantLike` op) is cloned into the body and dropped;
+    * a non-sequence, sequence tap or mitsot tap whose block argument is
+      unused is dropped. Dropping the lowest tap of a sequence moves its
+      read window, so the sequence operand is sliced to keep every other
+      tap reading the same rows (from the end with `go_backwards`); dropping
+      the lowest mitsot tap drops the matching leading init rows (not with
+      `keep`, whose rows include the init rows);
+    * a nitsot whose result is unused is dropped; so is a mitsot or sitsot
+      whose result is unused and whose block arguments are unused.
+
+    Mitmot buffers are never changed. The body's dead ops are left to
+    `canonicalize`.
+
+    ```mlir
+    %r = scan.scan steps(%n) sequences(%xs[-1, 0] : tensor<?xf64>)
+        nonsequences(%c2 : f64) { ^bb0(%unused: f64, %x: f64, %two: f64): ... }
+    // becomes
+    %s = tensor.extract_slice %xs[1] [...] [1]
+    %r = scan.scan steps(%n) sequences(%s : tensor<?xf64>) {
+    ^bb0(%x: f64):  %two = arith.constant 2.0 : f64 ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect", "::mlir::ub::UBDialect"];
+  let statistics = [
+    Statistic<"numInlinedConstants", "inlined-constants", "Constant non-sequences moved into the body">,
+    Statistic<"numRemovedInputs", "removed-inputs", "Sequences and non-sequences dropped">,
+    Statistic<"numRemovedTaps", "removed-taps", "Sequence and mitsot taps dropped">,
+    Statistic<"numRemovedOutputs", "removed-outputs", "Unused outputs dropped">
+  ];
+}
+
 def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
   let summary = "Lower scan.scan to scf.for / scf.while, writing every output in place";
   let description = [{

@@ -1,0 +1,91 @@
+//===- ScanArgs.h - Editable view of a scan.scan's groups -------*- C++ -*-===//
+//
+// The role of Theano's `ScanArgs`: a scan op decomposed into its items (one
+// per sequence, mitmot, mitsot, sitsot, nitsot and non-sequence), each with
+// its outer operand, taps, block arguments, yields and result. A rewrite
+// edits the lists (drop an item, add a non-sequence, change taps or keep) and
+// calls `rebuild`, which creates the new op, moves the body into it and
+// rewires every surviving block argument, yield and result.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SCAN_SCANARGS_H
+#define SCAN_SCANARGS_H
+
+#include "Scan/ScanOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace scan {
+
+struct ScanArgs {
+  /// A sequence: one block argument per tap.
+  struct Sequence {
+    Value outer;
+    SmallVector<int64_t> taps;
+    SmallVector<Value> inner; // block argument per tap (null: new, see rebuild)
+  };
+  /// A mitmot buffer: in taps are read, out taps are yielded.
+  struct MitMot {
+    Value outer;
+    SmallVector<int64_t> inTaps, outTaps;
+    SmallVector<Value> inner;  // per in tap
+    SmallVector<Value> yields; // per out tap
+    Value result;
+  };
+  /// A mitsot (taps all negative) or sitsot (taps == {-1}, `outer` the init).
+  struct State {
+    Value outer;
+    SmallVector<int64_t> taps;
+    SmallVector<Value> inner; // per tap
+    Value yield;
+    Value result;
+    Type resultType;
+    int64_t keep = 0;
+  };
+  /// A nitsot output.
+  struct NitSot {
+    Value yield;
+    Value result;
+    Type resultType;
+    int64_t keep = 0;
+  };
+  /// A non-sequence: one block argument.
+  struct NonSequence {
+    Value outer;
+    Value inner;
+  };
+
+  explicit ScanArgs(ScanOp op);
+
+  /// Creates the scan described by the lists right before `op`, moves the old
+  /// body into it and replaces: old block arguments by the new ones (items
+  /// whose `inner` value is null get a fresh block argument, written back
+  /// into the item), old results by the new ones (items with a null
+  /// `result` get theirs written back too). Body ops left without users
+  /// (they fed dropped outputs) are erased. Items removed from the lists
+  /// must be dead: their results unused, their block arguments only used by
+  /// such dead ops. Erases `op`.
+  ScanOp rebuild(RewriterBase &rewriter);
+
+  ScanOp op;
+  Value nSteps;
+  bool goBackwards = false;
+  Value untilCondition; // null without `until`
+  SmallVector<Sequence, 2> sequences;
+  SmallVector<MitMot, 1> mitmots;
+  SmallVector<State, 2> mitsots;
+  SmallVector<State, 2> sitsots;
+  SmallVector<NitSot> nitsots;
+  SmallVector<NonSequence> nonSequences;
+};
+
+/// The static row count of a stacked result: `keep` if set, else n_steps if
+/// it is a constant and the scan has no `until`, else dynamic.
+int64_t stackedRows(std::optional<int64_t> nSteps, bool until, int64_t keep);
+
+} // namespace scan
+} // namespace mlir
+
+#endif // SCAN_SCANARGS_H
