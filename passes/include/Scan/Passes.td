@@ -50,6 +50,71 @@ def ScanRemoveUnused : Pass<"scan-remove-unused"> {
   ];
 }
 
+def ScanPushOutNonSeq : Pass<"scan-push-out-non-seq"> {
+  let summary = "Hoist body work that depends only on non-sequences out of scans";
+  let description = [{
+    Theano's `PushOutNonSeqScan` (loop-invariant code motion): a pure op of
+    the body whose operands are non-sequences, constants or results of other
+    such ops computes the same value in every step. It is computed once
+    before the scan (with the constants it needs) and its results still
+    used in the body become new non-sequences.
+
+    Not hoisted: ops with memory effects or that are not speculatable (an
+    op must be safe to run even when the scan runs zero steps), ops that
+    use no non-sequence (constants stay where they are), and values used as
+    the destination (`outs`) of a destination-style op, which every step
+    overwrites.
+
+    ```mlir
+    %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w, %b : f64, f64) {
+    ^bb0(%h: f64, %ww: f64, %bb: f64):
+      %wb = arith.mulf %ww, %bb : f64     // invariant
+      %y = arith.addf %h, %wb : f64
+      scan.yield %y : f64
+    } -> (tensor<?xf64>)
+    // becomes
+    %wb = arith.mulf %w, %b : f64
+    %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%wb : f64) { ... }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "Number of body ops moved out of scans">
+  ];
+}
+
+def ScanSaveMem : Pass<"scan-save-mem"> {
+  let summary = "Keep only the last rows of scan outputs whose users read only those";
+  let description = [{
+    Theano's `ScanSaveMem`. For each mitsot, sitsot and nitsot output
+    (never a mitmot) whose users all read rows at a fixed distance from its
+    end, the output gets `keep = k` where `k` is the largest distance, and
+    its type `tensor<k x S>`; after lowering it is a ring buffer of `k`
+    rows, so memory no longer grows with `n_steps`.
+
+    Recognized reads: `tensor.extract` and `tensor.extract_slice` (unit
+    stride, static row count) whose first row is `rows - c`, written as
+    `arith.subi %rows, %c` or `arith.addi %rows, %-c`, where `%rows` is
+    `tensor.dim %result, 0` or the scan's `n_steps` (without `until`), or a
+    constant row of a statically sized result. Any other use (the whole
+    output, a row counted from the start) leaves the output alone. The
+    users are rewritten to read row `k - c` of the kept rows; run
+    `canonicalize` afterwards to drop the old index computations.
+
+    ```mlir
+    %r = scan.scan steps(%k) sitsot(%ones : tensor<?xf64>) ... -> (tensor<?x?xf64>)
+    %last = arith.subi %k, %c1 : index
+    %a = tensor.extract_slice %r[%last, 0] [1, %len] [1, 1] ...
+    // becomes
+    %r = scan.scan steps(%k) sitsot(%ones : tensor<?xf64>) ... keep [1] -> (tensor<1x?xf64>)
+    %a = tensor.extract_slice %r[0, 0] [1, %len] [1, 1] ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect", "::mlir::ub::UBDialect"];
+  let statistics = [
+    Statistic<"numKept", "trimmed-outputs", "Number of outputs given a keep count">
+  ];
+}
+
 def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
   let summary = "Lower scan.scan to scf.for / scf.while, writing every output in place";
   let description = [{

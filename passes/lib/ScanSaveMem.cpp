@@ -1,0 +1,206 @@
+//===- ScanSaveMem.cpp - keep only the rows of a scan output that are read -===//
+//
+// Theano's `ScanSaveMem`: when every user of a stacked output reads rows a
+// fixed distance from its end (`result[-1]`, `result[n-2:]`), the scan only
+// needs to keep the last `k` rows. The output gets `keep = k` (a ring buffer
+// after lowering, O(k) memory instead of O(n_steps)) and the users read the
+// `k`-row result at the same distance from its end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scan/Passes.h"
+#include "Scan/ScanArgs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir {
+namespace scan {
+#define GEN_PASS_DEF_SCANSAVEMEM
+#include "Scan/Passes.h.inc"
+} // namespace scan
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::scan;
+
+namespace {
+
+/// One read of a stacked result: rows [rows - fromEnd, rows - fromEnd + size).
+struct TailRead {
+  Operation *user;   // tensor.extract or tensor.extract_slice
+  int64_t fromEnd;   // c: the first row read is rows - c
+  int64_t size;      // rows read
+};
+
+/// Whether `v` is the number of rows of `result`: `tensor.dim %result, 0`,
+/// or the scan's n_steps (without `until`).
+bool isRowCount(Value v, Value result, ScanOp op) {
+  if (v == op.getNSteps() && !op.getUntil())
+    return true;
+  auto dim = v.getDefiningOp<tensor::DimOp>();
+  std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+  return dim && dim.getSource() == result && index && *index == 0;
+}
+
+/// `c` if `index` is `rows - c` (c >= 1) for the rows of `result`.
+std::optional<int64_t> distanceFromEnd(Value index, Value result, ScanOp op) {
+  auto resultType = cast<RankedTensorType>(result.getType());
+  APInt constant;
+  if (matchPattern(index, m_ConstantInt(&constant))) {
+    if (resultType.isDynamicDim(0))
+      return std::nullopt;
+    int64_t c = resultType.getDimSize(0) - constant.getSExtValue();
+    return c >= 1 && constant.getSExtValue() >= 0 ? std::optional(c) : std::nullopt;
+  }
+  Operation *def = index.getDefiningOp();
+  APInt c;
+  if (auto sub = dyn_cast_or_null<arith::SubIOp>(def))
+    if (isRowCount(sub.getLhs(), result, op) &&
+        matchPattern(sub.getRhs(), m_ConstantInt(&c)) && c.getSExtValue() >= 1)
+      return c.getSExtValue();
+  if (auto add = dyn_cast_or_null<arith::AddIOp>(def))
+    for (auto [rows, delta] : {std::pair(add.getLhs(), add.getRhs()),
+                               std::pair(add.getRhs(), add.getLhs())})
+      if (isRowCount(rows, result, op) && matchPattern(delta, m_ConstantInt(&c)) &&
+          c.getSExtValue() <= -1)
+        return -c.getSExtValue();
+  return std::nullopt;
+}
+
+/// The tail reads of every user of `result`, or nullopt if some user reads
+/// anything else (the whole output, a row counted from the start, ...).
+std::optional<SmallVector<TailRead>> tailReads(Value result, ScanOp op) {
+  SmallVector<TailRead> reads;
+  for (Operation *user : result.getUsers()) {
+    if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
+      std::optional<int64_t> c =
+          distanceFromEnd(extract.getIndices()[0], result, op);
+      if (!c)
+        return std::nullopt;
+      reads.push_back({user, *c, 1});
+      continue;
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
+      if (slice.getSource() != result)
+        return std::nullopt;
+      std::optional<int64_t> size = getConstantIntValue(slice.getMixedSizes()[0]);
+      std::optional<int64_t> stride =
+          getConstantIntValue(slice.getMixedStrides()[0]);
+      OpFoldResult offset = slice.getMixedOffsets()[0];
+      std::optional<int64_t> c;
+      if (auto v = dyn_cast<Value>(offset))
+        c = distanceFromEnd(v, result, op);
+      else if (auto cst = getConstantIntValue(offset)) {
+        auto type = cast<RankedTensorType>(result.getType());
+        if (!type.isDynamicDim(0) && *cst >= 0)
+          c = type.getDimSize(0) - *cst;
+      }
+      if (!size || !stride || *stride != 1 || !c || *size > *c)
+        return std::nullopt;
+      reads.push_back({user, *c, *size});
+      continue;
+    }
+    // `tensor.dim %result, 0` only feeding the index computations above is
+    // fine; anything else is a use of the whole output.
+    if (auto dim = dyn_cast<tensor::DimOp>(user)) {
+      bool onlyIndices = llvm::all_of(dim->getUsers(), [&](Operation *u) {
+        if (!isa<arith::SubIOp, arith::AddIOp>(u))
+          return false;
+        return llvm::all_of(u->getUsers(), [&](Operation *reader) {
+          return isa<tensor::ExtractOp, tensor::ExtractSliceOp>(reader) &&
+                 llvm::is_contained(reader->getOperands(), result);
+        });
+      });
+      if (onlyIndices)
+        continue;
+    }
+    return std::nullopt;
+  }
+  if (reads.empty())
+    return std::nullopt;
+  return reads;
+}
+
+struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<ScanOp> scans;
+    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    for (ScanOp op : scans)
+      saveMem(op, rewriter);
+  }
+
+  /// Sets `keep` on `resultType`'s item; returns the planned reads.
+  void saveMem(ScanOp op, IRRewriter &rewriter) {
+    ScanArgs args(op);
+    struct Planned {
+      Value *result;
+      SmallVector<TailRead> reads;
+      int64_t keep;
+    };
+    SmallVector<Planned> planned;
+    auto plan = [&](Value &result, Type &resultType, int64_t &keep) {
+      if (keep != 0)
+        return;
+      std::optional<SmallVector<TailRead>> reads = tailReads(result, op);
+      if (!reads)
+        return;
+      int64_t k = 0;
+      for (TailRead &read : *reads)
+        k = std::max(k, read.fromEnd);
+      auto type = cast<RankedTensorType>(resultType);
+      if (!type.isDynamicDim(0) && type.getDimSize(0) <= k)
+        return; // nothing to save
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = k;
+      resultType = RankedTensorType::get(shape, type.getElementType(),
+                                         type.getEncoding());
+      keep = k;
+      planned.push_back({&result, std::move(*reads), k});
+    };
+    for (ScanArgs::State &s : args.mitsots)
+      plan(s.result, s.resultType, s.keep);
+    for (ScanArgs::State &s : args.sitsots)
+      plan(s.result, s.resultType, s.keep);
+    for (ScanArgs::NitSot &n : args.nitsots)
+      plan(n.result, n.resultType, n.keep);
+    if (planned.empty())
+      return;
+
+    // The users move to the new results first: rebuild replaces the old
+    // results, whose types changed, only where they are still used.
+    SmallVector<std::pair<Value, Planned *>> oldResults;
+    for (Planned &p : planned) {
+      oldResults.push_back({*p.result, &p});
+      *p.result = Value();
+    }
+    ScanOp newOp = args.rebuild(rewriter);
+    (void)newOp;
+    for (auto [oldResult, p] : oldResults) {
+      Value kept = *p->result;
+      for (TailRead &read : p->reads) {
+        rewriter.setInsertionPoint(read.user);
+        Location loc = read.user->getLoc();
+        Value row = arith::ConstantIndexOp::create(rewriter, loc,
+                                                   p->keep - read.fromEnd);
+        if (auto extract = dyn_cast<tensor::ExtractOp>(read.user)) {
+          rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, kept,
+                                                         ValueRange{row});
+          continue;
+        }
+        auto slice = cast<tensor::ExtractSliceOp>(read.user);
+        SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+        offsets[0] = row;
+        rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+            slice, slice.getType(), kept, offsets, slice.getMixedSizes(),
+            slice.getMixedStrides());
+      }
+      ++numKept;
+    }
+  }
+};
+
+} // namespace
