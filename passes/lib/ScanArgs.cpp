@@ -67,7 +67,7 @@ static Type rowOf(Value outer) {
   return ScanOp::getRowType(cast<RankedTensorType>(outer.getType()));
 }
 
-ScanOp ScanArgs::rebuild(RewriterBase &rewriter) {
+ScanOp ScanArgs::rebuild(RewriterBase &rewriter, Operation *insertBefore) {
   Builder &b = rewriter;
   Location loc = op.getLoc();
 
@@ -131,7 +131,7 @@ ScanOp ScanArgs::rebuild(RewriterBase &rewriter) {
   if (llvm::any_of(keep, [](int64_t k) { return k != 0; }))
     keepAttr = b.getDenseI64ArrayAttr(keep);
 
-  rewriter.setInsertionPoint(op);
+  rewriter.setInsertionPoint(insertBefore ? insertBefore : op.getOperation());
   auto newOp = ScanOp::create(
       rewriter, loc, resultTypes, nSteps, seqOuter, mitmotOuter, mitsotOuter,
       sitsotOuter, nonSeq, b.getArrayAttr(seqTaps), b.getArrayAttr(inTaps),

@@ -115,6 +115,48 @@ def ScanSaveMem : Pass<"scan-save-mem"> {
   ];
 }
 
+def ScanMerge : Pass<"scan-merge"> {
+  let summary = "Fuse independent scans that run the same steps into one";
+  let description = [{
+    Theano's `ScanMerge`. Two scans of the same block are merged when they
+    have the same `n_steps` (the same value, or equal constants), the same
+    direction, no `until` (their stop conditions would differ), bodies
+    without side effects, and the later one does not use, directly or
+    indirectly, a result of the earlier one (merging would create a cycle).
+    The merged scan takes the items of both (first the earlier scan's, in
+    each group) and its body runs both bodies; it is placed where the later
+    scan was, and the side-effect-free ops in between that used the earlier
+    scan's results move after it. Run `scan-merge-inouts` next: the two
+    scans usually share inputs.
+
+    ```mlir
+    %a = scan.scan steps(%n) sequences(%xs : tensor<?xf64>) {...} -> (tensor<?xf64>)
+    %b = scan.scan steps(%n) sequences(%xs : tensor<?xf64>) {...} -> (tensor<?xf64>)
+    // becomes
+    %ab:2 = scan.scan steps(%n) sequences(%xs, %xs : ...) {...} -> (tensor<?xf64>, tensor<?xf64>)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMerged", "merged", "Number of scan pairs merged">
+  ];
+}
+
+def ScanMergeInouts : Pass<"scan-merge-inouts"> {
+  let summary = "Merge identical inputs and identical outputs of a scan";
+  let description = [{
+    Theano's `scan_merge_inouts`. Sequences with the same outer value and
+    the same taps, and non-sequences with the same outer value, share one
+    block argument; the body is then CSE'd. Nitsot outputs that yield the
+    same value, and mitsot/sitsot outputs that start from the same init
+    (with the same taps) and yield the same value, share one result (the
+    states hold equal values at every step).
+  }];
+  let statistics = [
+    Statistic<"numMergedInputs", "merged-inputs", "Duplicate inputs merged">,
+    Statistic<"numMergedOutputs", "merged-outputs", "Duplicate outputs merged">
+  ];
+}
+
 def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
   let summary = "Lower scan.scan to scf.for / scf.while, writing every output in place";
   let description = [{

@@ -67,7 +67,9 @@ struct ScanArgs {
   /// (they fed dropped outputs) are erased. Items removed from the lists
   /// must be dead: their results unused, their block arguments only used by
   /// such dead ops. Erases `op`.
-  ScanOp rebuild(RewriterBase &rewriter);
+  /// The new op goes before `insertBefore` (default: before `op`); every
+  /// operand must dominate that point.
+  ScanOp rebuild(RewriterBase &rewriter, Operation *insertBefore = nullptr);
 
   ScanOp op;
   Value nSteps;

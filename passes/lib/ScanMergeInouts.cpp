@@ -1,0 +1,114 @@
+//===- ScanMergeInouts.cpp - merge identical scan inputs and outputs ------===//
+//
+// Theano's `scan_merge_inouts`: after scan-merge, or in hand-written scans,
+// the same outer value often comes in twice (one sequence per merged scan)
+// and the same row is often stacked twice. Identical inputs share one block
+// argument; outputs that yield the same value from the same initial rows
+// share one result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scan/Passes.h"
+#include "Scan/ScanArgs.h"
+
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
+
+namespace mlir {
+namespace scan {
+#define GEN_PASS_DEF_SCANMERGEINOUTS
+#include "Scan/Passes.h.inc"
+} // namespace scan
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::scan;
+
+namespace {
+
+/// Drops every item of `items` that `same` finds equal to an earlier kept
+/// item, after `merge(kept, dropped)` redirected the dropped one's uses.
+template <typename Item, typename Same, typename Merge>
+unsigned dedupe(SmallVectorImpl<Item> &items, Same same, Merge merge) {
+  SmallVector<Item> kept;
+  unsigned dropped = 0;
+  for (Item &item : items) {
+    auto *twin = llvm::find_if(kept, [&](Item &k) { return same(k, item); });
+    if (twin == kept.end()) {
+      kept.push_back(item);
+      continue;
+    }
+    merge(*twin, item);
+    ++dropped;
+  }
+  items.assign(kept.begin(), kept.end());
+  return dropped;
+}
+
+struct ScanMergeInoutsPass
+    : scan::impl::ScanMergeInoutsBase<ScanMergeInoutsPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<ScanOp> scans;
+    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    for (ScanOp op : scans)
+      mergeInouts(op, rewriter);
+  }
+
+  void mergeInouts(ScanOp op, IRRewriter &rewriter) {
+    ScanArgs args(op);
+    auto redirect = [&](ArrayRef<Value> from, ArrayRef<Value> to) {
+      for (auto [f, t] : llvm::zip(from, to))
+        rewriter.replaceAllUsesWith(f, t);
+    };
+
+    // Inputs: the same outer value read at the same taps.
+    unsigned inputs = dedupe(
+        args.sequences,
+        [](auto &a, auto &b) { return a.outer == b.outer && a.taps == b.taps; },
+        [&](auto &keep, auto &drop) { redirect(drop.inner, keep.inner); });
+    inputs += dedupe(
+        args.nonSequences,
+        [](auto &a, auto &b) { return a.outer == b.outer; },
+        [&](auto &keep, auto &drop) { rewriter.replaceAllUsesWith(drop.inner, keep.inner); });
+
+    // With shared inputs, the body may compute the same rows twice.
+    if (inputs > 0) {
+      DominanceInfo dominance;
+      eliminateCommonSubExpressions(rewriter, dominance, op);
+    }
+
+    // Outputs yielding the same value: nitsots; states that also start from
+    // the same rows hold the same values at every step.
+    unsigned outputs = dedupe(
+        args.nitsots,
+        [](auto &a, auto &b) {
+          return a.yield == b.yield && a.resultType == b.resultType &&
+                 a.keep == b.keep;
+        },
+        [&](auto &keep, auto &drop) {
+          rewriter.replaceAllUsesWith(drop.result, keep.result);
+        });
+    for (SmallVectorImpl<ScanArgs::State> *states :
+         {&args.mitsots, &args.sitsots})
+      outputs += dedupe(
+          *states,
+          [](auto &a, auto &b) {
+            return a.outer == b.outer && a.taps == b.taps &&
+                   a.yield == b.yield && a.resultType == b.resultType &&
+                   a.keep == b.keep;
+          },
+          [&](auto &keep, auto &drop) {
+            redirect(drop.inner, keep.inner);
+            rewriter.replaceAllUsesWith(drop.result, keep.result);
+          });
+
+    if (inputs + outputs == 0)
+      return;
+    numMergedInputs += inputs;
+    numMergedOutputs += outputs;
+    args.rebuild(rewriter);
+  }
+};
+
+} // namespace
