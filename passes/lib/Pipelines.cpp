@@ -64,9 +64,11 @@ void mlir::scan::registerScanPassesAndPipelines() {
       });
   PassPipelineRegistration<>(
       "scan-to-llvm",
-      "The whole CPU pipeline: scans to scf, in-place bufferization, LLVM "
-      "dialect (run the result with the JIT or mlir-runner)",
+      "The whole CPU pipeline: scan-optimize, scans to scf, in-place "
+      "bufferization, LLVM dialect (run the result with the JIT or "
+      "mlir-runner)",
       [](OpPassManager &pm) {
-        buildPipeline(pm, {"convert-scan-to-scf", kBufferize, kToLLVM});
+        buildPipeline(pm, {"scan-optimize", "convert-scan-to-scf", kBufferize,
+                           kToLLVM});
       });
 }

@@ -3,6 +3,7 @@
 #include "Scan/ScanArgs.h"
 
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -145,9 +146,13 @@ ScanOp ScanArgs::rebuild(RewriterBase &rewriter, Operation *insertBefore) {
   SmallVector<Location> argLocs(argTypes.size(), loc);
   Block *newBlock = rewriter.createBlock(&newOp.getBody(), {}, argTypes, argLocs);
   Block &oldBlock = op.getBodyBlock();
+  // Yields may be block arguments themselves: map them too.
+  IRMapping argMap;
   for (auto [slot, arg] : llvm::zip(argSlots, newBlock->getArguments())) {
-    if (*slot)
+    if (*slot) {
       rewriter.replaceAllUsesWith(*slot, arg);
+      argMap.map(*slot, arg);
+    }
     *slot = arg;
   }
   newBlock->getOperations().splice(newBlock->end(), oldBlock.getOperations());
@@ -155,16 +160,21 @@ ScanOp ScanArgs::rebuild(RewriterBase &rewriter, Operation *insertBefore) {
   // The new yield, in group order.
   Operation *oldYield = newBlock->getTerminator();
   SmallVector<Value> yields;
+  auto yieldOf = [&](Value &v) {
+    v = argMap.lookupOrDefault(v);
+    yields.push_back(v);
+  };
   for (MitMot &m : mitmots)
-    llvm::append_range(yields, m.yields);
+    for (Value &y : m.yields)
+      yieldOf(y);
   for (State &s : mitsots)
-    yields.push_back(s.yield);
+    yieldOf(s.yield);
   for (State &s : sitsots)
-    yields.push_back(s.yield);
+    yieldOf(s.yield);
   for (NitSot &n : nitsots)
-    yields.push_back(n.yield);
+    yieldOf(n.yield);
   if (untilCondition)
-    yields.push_back(untilCondition);
+    yieldOf(untilCondition);
   rewriter.setInsertionPoint(oldYield);
   YieldOp::create(rewriter, loc, yields);
   rewriter.eraseOp(oldYield);

@@ -48,7 +48,7 @@ __all__ = ["Program", "compile", "STAGES"]
 STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
 
 # Pass pipelines between consecutive stages (textual, as `scan-opt` takes them).
-_OPTIMIZE = "canonicalize,cse"
+_OPTIMIZE = "scan-optimize"
 _TO_SCF = "convert-scan-to-scf,canonicalize,cse"
 _BUFFERIZE = (
     "func.func(convert-elementwise-to-linalg,scan-fresh-elementwise-inits),canonicalize,cse,"
@@ -327,7 +327,7 @@ class _Function:
 class Program:
     """A compiled module: one callable attribute per public function."""
 
-    def __init__(self, source: str | ir.Module, optimize: bool = True, opt_level: int = 3):
+    def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3):
         _registration.register_passes()
         self._context = ir.Context()
         text = str(source) if isinstance(source, ir.Module) else source
@@ -338,7 +338,11 @@ class Program:
             module = ir.Module.parse(text)
             self._functions = self._collect_functions(module)
             self._stages["input"] = str(module)
-            steps = [("optimized", _OPTIMIZE if optimize else ""), ("scf", _TO_SCF),
+            if isinstance(optimize, str):
+                rewrites = optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
+            else:
+                rewrites = _OPTIMIZE if optimize else ""
+            steps = [("optimized", rewrites), ("scf", _TO_SCF),
                      ("bufferized", _BUFFERIZE), ("llvm", _TO_LLVM)]
             for stage, pipeline in steps:
                 if pipeline:
@@ -405,9 +409,13 @@ class Program:
         return self._stages[stage]
 
 
-def compile(source: str | ir.Module, optimize: bool = True, opt_level: int = 3) -> Program:  # noqa: A001
+def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3) -> Program:  # noqa: A001
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
-    ``optimize=False`` skips the scan rewrites (Theano's ``FAST_COMPILE``).
+    ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
+    ``optimize=False`` skips the scan rewrites (``FAST_COMPILE``), and a string
+    runs that pass pipeline instead (e.g. ``"scan-push-out-seq,scan-remove-unused"``),
+    which is how the tests compare a program with and without one rewrite.
+    ``opt_level`` is LLVM's optimization level (0-3).
     """
     return Program(source, optimize=optimize, opt_level=opt_level)

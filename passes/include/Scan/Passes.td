@@ -157,6 +157,80 @@ def ScanMergeInouts : Pass<"scan-merge-inouts"> {
   ];
 }
 
+def ScanPushOutSeq : Pass<"scan-push-out-seq"> {
+  let summary = "Compute body work that depends only on sequences for all rows, before the scan";
+  let description = [{
+    Theano's `PushOutSeqScan`. A pure body op whose operands are sequence
+    taps, non-sequences, constants or results of other such ops (at least
+    one coming from a sequence) computes the same row for step `t` whether
+    it runs inside or outside the loop. It runs once before the scan on all
+    the rows the loop will read, and its results still used in the body
+    become new sequences (tap 0).
+
+    Batched forms: elementwise `arith`/`math` ops become a `linalg.generic`
+    over (row, element); linalg ops on tensors (named ones are generalized)
+    get a leading parallel row dimension, non-sequence operands being
+    broadcast by their indexing maps and `linalg.fill` / `tensor.empty`
+    destinations re-created with the row dimension. So `U·x_t`
+    (`linalg.vecmat ins(%x_t, %U)`) becomes one matmul-shaped
+    `linalg.generic` over all the rows of `xs`.
+
+    The rows computed are `max(0, min(n_steps, rows left after each tap's
+    offset))`, from the end of the sequence with `go_backwards`, so that a
+    too-short sequence still fails the scan's run-time check; the original
+    sequences' length check is emitted before the scan (same error runtime
+    as `convert-scan-to-scf`), so the error reports the user's lengths. Run
+    `scan-remove-unused` afterwards to drop the sequences no longer read.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numPushedOut", "pushed-out", "Number of body ops computed for all rows before the scan">
+  ];
+}
+
+def ScanPushOutOutput : Pass<"scan-push-out-output"> {
+  let summary = "Compute nitsot rows that only need other outputs' rows after the scan";
+  let description = [{
+    Theano's `PushOutScanOutput` and `PushOutDot1`. A nitsot whose row is
+    computed by pure, batchable ops (elementwise `arith`/`math`, linalg ops
+    on tensors) from rows the scan stacks anyway — the yields of mitsot,
+    sitsot and other nitsot outputs kept whole — and from non-sequences and
+    constants, is dropped from the scan; the same ops run once after the
+    loop on the stacked rows (a leading row dimension, as in
+    `scan-push-out-seq`), and their result replaces the nitsot's.
+
+    Typical effect: the readout `y_t = W_out·h_t` of an RNN becomes one
+    matmul-shaped op on all of `h` after the loop. Work that reads a
+    sequence or a state's previous value (a block argument) stays.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numPushedOut", "pushed-out", "Number of nitsot outputs computed after the scan">
+  ];
+}
+
+def ScanOptimize : Pass<"scan-optimize", "::mlir::ModuleOp"> {
+  let summary = "All scan rewrites in PyTensor's order, repeated to a fixed point";
+  let description = [{
+    Runs, in rounds, `canonicalize`, `scan-remove-unused`,
+    `scan-push-out-non-seq`, `scan-push-out-seq`, `scan-push-out-output`,
+    `scan-remove-unused`, `canonicalize`, `cse`, `scan-merge`,
+    `scan-merge-inouts`, `scan-remove-unused`, `canonicalize`, `cse`,
+    `scan-save-mem`, `canonicalize` — PyTensor's order: constant and unused
+    inputs first, then the push-outs, then merging, and save-mem last —
+    until a round leaves the module unchanged (or `max-iterations` rounds
+    ran). This is what `mlir_scan.compile(optimize=True)` and
+    `mlir_scan.function` (mode `FAST_RUN`) run before lowering.
+  }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "unsigned", "4",
+           "Maximum number of rounds">
+  ];
+  let statistics = [
+    Statistic<"numRounds", "rounds", "Number of rounds run">
+  ];
+}
+
 def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
   let summary = "Lower scan.scan to scf.for / scf.while, writing every output in place";
   let description = [{

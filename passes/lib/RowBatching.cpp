@@ -1,0 +1,193 @@
+//===- RowBatching.cpp - Apply per-step body ops to all rows at once ------===//
+
+#include "Scan/RowBatching.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::scan;
+
+/// The indexing map of a batched operand: the row dimension d0 in front of
+/// the op's own dimensions, shifted by one.
+static AffineMap withRowDim(AffineMap map) {
+  AffineMap shifted = map.shiftDims(1);
+  return shifted.insertResult(getAffineDimExpr(0, map.getContext()), 0);
+}
+
+bool RowBatcher::canBatch(Operation *op) {
+  if (op->getNumResults() != 1)
+    return false;
+  if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0 &&
+           !op->hasTrait<OpTrait::ConstantLike>();
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics())
+    return false;
+  bool usesIndex = false;
+  op->walk([&](linalg::IndexOp) { usesIndex = true; });
+  return !usesIndex;
+}
+
+LogicalResult RowBatcher::batch(Operation *op) {
+  if (isa<linalg::GenericOp>(op))
+    return batchLinalg(op);
+  if (op->hasTrait<OpTrait::Elementwise>())
+    return batchElementwise(op);
+  return failure();
+}
+
+Value RowBatcher::emptyRows(Type rowType, Value like) {
+  auto rowTensor = dyn_cast<RankedTensorType>(rowType);
+  SmallVector<OpFoldResult> sizes{getAsOpFoldResult(rows)};
+  if (rowTensor)
+    for (int64_t d = 0; d < rowTensor.getRank(); ++d) {
+      if (!rowTensor.isDynamicDim(d)) {
+        sizes.push_back(rewriter.getIndexAttr(rowTensor.getDimSize(d)));
+        continue;
+      }
+      // Dynamic row sizes come from a batched value with the same rows.
+      sizes.push_back(
+          tensor::DimOp::create(rewriter, loc, like, d + 1).getResult());
+    }
+  return tensor::EmptyOp::create(rewriter, loc, sizes,
+                                 getElementTypeOrSelf(rowType));
+}
+
+LogicalResult RowBatcher::batchElementwise(Operation *op) {
+  Type rowType = op->getResult(0).getType();
+  auto rowTensor = dyn_cast<RankedTensorType>(rowType);
+  unsigned rank = 1 + (rowTensor ? rowTensor.getRank() : 0);
+  MLIRContext *ctx = op->getContext();
+
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  Value like;
+  for (Value operand : op->getOperands()) {
+    if (isBatched(operand)) {
+      inputs.push_back(lookupBatched(operand));
+      maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+      like = inputs.back();
+      continue;
+    }
+    if (!isInvariant(operand))
+      return failure();
+    inputs.push_back(invariant.lookup(operand));
+    if (isa<RankedTensorType>(operand.getType())) {
+      // A tensor the same in every row: drop the row dimension.
+      SmallVector<AffineExpr> dims;
+      for (unsigned d = 1; d < rank; ++d)
+        dims.push_back(getAffineDimExpr(d, ctx));
+      maps.push_back(AffineMap::get(rank, 0, dims, ctx));
+    } else {
+      maps.push_back(AffineMap::get(rank, 0, {}, ctx)); // a broadcast scalar
+    }
+  }
+  if (!like)
+    return failure();
+  Value init = emptyRows(rowType, like);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &b, Location nested, ValueRange args) {
+        OperationState state(nested, op->getName());
+        state.addOperands(args.drop_back());
+        state.addTypes(getElementTypeOrSelf(rowType));
+        state.addAttributes(op->getAttrs());
+        Operation *scalar = b.create(state);
+        linalg::YieldOp::create(b, nested, scalar->getResult(0));
+      });
+  mapBatched(op->getResult(0), generic.getResult(0));
+  return success();
+}
+
+Value RowBatcher::batchedDestination(Value inner) {
+  if (isBatched(inner))
+    return lookupBatched(inner);
+  // A fill of an empty tensor: fill all rows directly.
+  if (auto fill = inner.getDefiningOp<linalg::FillOp>()) {
+    Value value = fill.getInputs()[0];
+    auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+    auto rowType = cast<RankedTensorType>(inner.getType());
+    if (empty && rowType.hasStaticShape() &&
+        (isInvariant(value) || matchPattern(value, m_Constant()))) {
+      Value outerValue = isInvariant(value)
+                             ? invariant.lookup(value)
+                             : rewriter.clone(*value.getDefiningOp())->getResult(0);
+      Value rowsEmpty = emptyRows(rowType, Value());
+      return linalg::FillOp::create(rewriter, loc, outerValue, rowsEmpty)
+          .getResult(0);
+    }
+  }
+  if (auto empty = inner.getDefiningOp<tensor::EmptyOp>()) {
+    auto rowType = cast<RankedTensorType>(inner.getType());
+    if (rowType.hasStaticShape())
+      return emptyRows(rowType, Value());
+  }
+  if (!isInvariant(inner))
+    return Value();
+  auto rowType = dyn_cast<RankedTensorType>(inner.getType());
+  if (!rowType || !rowType.hasStaticShape())
+    return Value();
+  Value rowsEmpty = emptyRows(rowType, Value());
+  return linalg::BroadcastOp::create(rewriter, loc, invariant.lookup(inner),
+                                     rowsEmpty, ArrayRef<int64_t>{0})
+      ->getResult(0);
+}
+
+LogicalResult RowBatcher::batchLinalg(Operation *op) {
+  auto generic = cast<linalg::GenericOp>(op);
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(generic.getRegion(), captured);
+  if (!llvm::all_of(captured, [&](Value v) { return isInvariant(v); }))
+    return failure();
+
+  SmallVector<Value> inputs, outputs;
+  SmallVector<AffineMap> maps;
+  bool anyBatched = false;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    if (isBatched(input->get())) {
+      inputs.push_back(lookupBatched(input->get()));
+      maps.push_back(withRowDim(map));
+      anyBatched = true;
+    } else if (isInvariant(input->get())) {
+      inputs.push_back(invariant.lookup(input->get()));
+      maps.push_back(map.shiftDims(1));
+    } else {
+      return failure();
+    }
+  }
+  for (OpOperand &init : generic.getDpsInitsMutable()) {
+    Value destination = batchedDestination(init.get());
+    if (!destination)
+      return failure();
+    anyBatched |= isBatched(init.get());
+    outputs.push_back(destination);
+    maps.push_back(withRowDim(generic.getMatchingIndexingMap(&init)));
+  }
+  if (!anyBatched)
+    return failure();
+
+  SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
+  llvm::append_range(iterators, generic.getIteratorTypesArray());
+  auto batchedOp = linalg::GenericOp::create(
+      rewriter, loc, ValueRange(outputs).getTypes(), inputs, outputs, maps,
+      iterators);
+  IRMapping captures;
+  for (Value v : captured)
+    captures.map(v, invariant.lookup(v));
+  rewriter.cloneRegionBefore(generic.getRegion(), batchedOp.getRegion(),
+                             batchedOp.getRegion().end(), captures);
+  for (auto [oldResult, newResult] :
+       llvm::zip(generic.getResults(), batchedOp.getResults()))
+    mapBatched(oldResult, newResult);
+  return success();
+}

@@ -1,0 +1,222 @@
+//===- ScanPushOutSeq.cpp - compute sequence-only work for all rows -------===//
+//
+// Theano's `PushOutSeqScan`: body work that depends only on sequences (and
+// non-sequences or constants) does not depend on the loop. It runs once,
+// before the scan, on all the rows at once (`U·x_t` for every t becomes one
+// matmul-shaped op), and its result becomes a new sequence.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scan/Passes.h"
+#include "Scan/RowBatching.h"
+#include "Scan/RuntimeChecks.h"
+#include "Scan/ScanArgs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir {
+namespace scan {
+#define GEN_PASS_DEF_SCANPUSHOUTSEQ
+#include "Scan/Passes.h.inc"
+} // namespace scan
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::scan;
+
+namespace {
+
+/// Whether every value `op` uses is among `known` or a destination made in
+/// the body by `tensor.empty` / `linalg.fill` (re-created with rows by the
+/// batcher).
+bool usesOnly(Operation *op, const DenseSet<Value> &known) {
+  llvm::SetVector<Value> used(op->operand_begin(), op->operand_end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+  for (Value v : used) {
+    if (known.contains(v))
+      continue;
+    bool destination = dps && llvm::any_of(dps.getDpsInits(),
+                                           [&](Value init) { return init == v; });
+    if (destination && (v.getDefiningOp<linalg::FillOp>() ||
+                        v.getDefiningOp<tensor::EmptyOp>()))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// The run-time length check of the original sequences, with their own
+/// numbers: the new sequences are clamped slices, whose check would report
+/// the clamped lengths. (The first error recorded wins.)
+void checkSequenceLengths(ScanOp op, ScanArgs &args, RewriterBase &rewriter) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return;
+  declareScanErrorRuntime(module);
+  Location loc = op.getLoc();
+  Value n = args.nSteps;
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  // A negative n_steps is the scan's own (first) error.
+  Value stepsValid =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, n, zero);
+  for (auto [i, s] : llvm::enumerate(args.sequences)) {
+    int64_t window = std::max<int64_t>(0, s.taps.back()) -
+                     std::min<int64_t>(0, s.taps.front());
+    Value have = tensor::DimOp::create(rewriter, loc, s.outer, 0);
+    Value need = arith::AddIOp::create(
+        rewriter, loc, n, arith::ConstantIndexOp::create(rewriter, loc, window));
+    Value tooShort = arith::CmpIOp::create(rewriter, loc,
+                                           arith::CmpIPredicate::slt, have, need);
+    Value bad = arith::AndIOp::create(rewriter, loc, stepsValid, tooShort);
+    emitScanErrorIf(rewriter, loc, bad, ScanErrorCode::SequenceTooShort, i,
+                    have, need);
+  }
+}
+
+struct ScanPushOutSeqPass
+    : scan::impl::ScanPushOutSeqBase<ScanPushOutSeqPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<ScanOp> scans;
+    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    for (ScanOp op : scans)
+      pushOut(op, rewriter);
+  }
+
+  void pushOut(ScanOp op, IRRewriter &rewriter) {
+    if (op.getNumSequences() == 0)
+      return;
+    Block &body = op.getBodyBlock();
+    Location loc = op.getLoc();
+
+    ScanArgs args(op);
+
+    // Values known outside: per-step-constant ones (invariant) and the
+    // sequence taps; the candidates are batchable pure ops over them that
+    // use at least one tap.
+    DenseSet<Value> known, fromSequence;
+    for (ScanArgs::NonSequence &n : args.nonSequences)
+      known.insert(n.inner);
+    for (ScanArgs::Sequence &s : args.sequences)
+      for (Value tap : s.inner) {
+        known.insert(tap);
+        fromSequence.insert(tap);
+      }
+    SmallVector<Operation *> candidates;
+    for (Operation &bodyOp : body.without_terminator()) {
+      if (bodyOp.hasTrait<OpTrait::ConstantLike>()) {
+        known.insert(bodyOp.getResults().begin(), bodyOp.getResults().end());
+        continue;
+      }
+      if (!RowBatcher::canBatch(&bodyOp) || !isPure(&bodyOp) ||
+          !usesOnly(&bodyOp, known))
+        continue;
+      llvm::SetVector<Value> used(bodyOp.operand_begin(), bodyOp.operand_end());
+      getUsedValuesDefinedAbove(bodyOp.getRegions(), used);
+      if (!llvm::any_of(used, [&](Value v) { return fromSequence.contains(v); }))
+        continue;
+      candidates.push_back(&bodyOp);
+      for (Value r : bodyOp.getResults()) {
+        known.insert(r);
+        fromSequence.insert(r);
+      }
+    }
+    if (candidates.empty())
+      return;
+    // Named linalg candidates take the generic form the batcher extends
+    // (same semantics, in place).
+    for (Operation *&c : candidates)
+      if (auto l = dyn_cast<linalg::LinalgOp>(c); l && !isa<linalg::GenericOp>(c)) {
+        rewriter.setInsertionPoint(c);
+        FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, l);
+        if (failed(generic))
+          return;
+        c = *generic;
+      }
+
+    // All rows the loop will read, for every tap: rows = max(0, min(n,
+    // rows available after the tap's offset)); a too-short sequence keeps
+    // failing the scan's own run-time check.
+    rewriter.setInsertionPoint(op);
+    Value rows = args.nSteps;
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    checkSequenceLengths(op, args, rewriter);
+    struct TapSlice { Value sequence; int64_t offset; };
+    SmallVector<std::pair<Value, TapSlice>> taps;
+    for (ScanArgs::Sequence &s : args.sequences) {
+      int64_t lo = std::min<int64_t>(0, s.taps.front());
+      for (auto [k, inner] : llvm::zip(s.taps, s.inner)) {
+        Value len = tensor::DimOp::create(rewriter, loc, s.outer, 0);
+        Value available = arith::SubIOp::create(
+            rewriter, loc, len,
+            arith::ConstantIndexOp::create(rewriter, loc, k - lo));
+        rows = arith::MinSIOp::create(rewriter, loc, rows, available);
+        taps.push_back({inner, {s.outer, k - lo}});
+      }
+    }
+    rows = arith::MaxSIOp::create(rewriter, loc, rows, zero);
+
+    RowBatcher batcher(rewriter, loc, rows);
+    for (ScanArgs::NonSequence &n : args.nonSequences)
+      batcher.mapInvariant(n.inner, n.outer);
+    for (Operation &bodyOp : body.without_terminator())
+      if (bodyOp.hasTrait<OpTrait::ConstantLike>())
+        batcher.mapInvariant(bodyOp.getResult(0), rewriter.clone(bodyOp)->getResult(0));
+    for (auto [inner, tap] : taps) {
+      // Rows [offset, offset + rows), counted from the end with go_backwards.
+      auto type = cast<RankedTensorType>(tap.sequence.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(rewriter, loc, tap.sequence);
+      SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+      sizes[0] = rows;
+      if (args.goBackwards) {
+        Value len = tensor::DimOp::create(rewriter, loc, tap.sequence, 0);
+        Value end = arith::SubIOp::create(
+            rewriter, loc, len,
+            arith::ConstantIndexOp::create(rewriter, loc, tap.offset));
+        offsets[0] = arith::SubIOp::create(rewriter, loc, end, rows).getResult();
+      } else {
+        offsets[0] = rewriter.getIndexAttr(tap.offset);
+      }
+      batcher.mapBatched(inner, tensor::ExtractSliceOp::create(
+                                    rewriter, loc, tap.sequence, offsets,
+                                    sizes, strides));
+    }
+    for (Operation *c : candidates)
+      if (failed(batcher.batch(c)))
+        return; // the ops created so far are dead and left to canonicalize
+
+    // Candidate results still needed in the body become sequences.
+    DenseSet<Operation *> pushed(candidates.begin(), candidates.end());
+    SmallVector<std::pair<Value, unsigned>> replaced;
+    for (Operation *c : candidates)
+      for (Value r : c->getResults())
+        if (llvm::any_of(r.getUsers(),
+                         [&](Operation *u) { return !pushed.contains(u); })) {
+          replaced.push_back({r, (unsigned)args.sequences.size()});
+          args.sequences.push_back({batcher.lookupBatched(r), {0}, {Value()}});
+        }
+    ScanOp newOp = args.rebuild(rewriter);
+    for (auto [oldValue, index] : replaced)
+      rewriter.replaceAllUsesWith(oldValue, args.sequences[index].inner[0]);
+    SmallVector<Operation *> bodyOps;
+    for (Operation &bodyOp : newOp.getBodyBlock().without_terminator())
+      bodyOps.push_back(&bodyOp);
+    for (Operation *bodyOp : llvm::reverse(bodyOps))
+      if (bodyOp->use_empty() && isMemoryEffectFree(bodyOp))
+        rewriter.eraseOp(bodyOp);
+    numPushedOut += candidates.size();
+  }
+};
+
+} // namespace
