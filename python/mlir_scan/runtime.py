@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import importlib.util
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -126,6 +128,14 @@ class _Type:
     def is_tensor(self) -> bool:
         return self.shape is not None
 
+    @functools.cached_property
+    def min(self) -> int:
+        return int(np.iinfo(self.dtype).min) if self.dtype.kind in "iu" else 0
+
+    @functools.cached_property
+    def max(self) -> int:
+        return int(np.iinfo(self.dtype).max) if self.dtype.kind in "iu" else 0
+
     @classmethod
     def parse(cls, type_: ir.Type, what: str) -> "_Type":
         text = str(type_)
@@ -148,14 +158,13 @@ def _descriptor_type(rank: int, dtype: np.dtype) -> type[ctypes.Structure]:
     """The ctypes layout of a ranked memref descriptor."""
     key = (rank, dtype)
     if key not in _DESCRIPTORS:
-        elem = ctypes.POINTER(_CTYPES[dtype])
         _DESCRIPTORS[key] = type(
             f"MemRef{rank}d_{dtype.name}",
             (ctypes.Structure,),
             {
                 "_fields_": [
-                    ("allocated", elem),
-                    ("aligned", elem),
+                    ("allocated", ctypes.c_void_p),
+                    ("aligned", ctypes.c_void_p),
                     ("offset", ctypes.c_int64),
                     ("sizes", ctypes.c_int64 * rank),
                     ("strides", ctypes.c_int64 * rank),
@@ -180,26 +189,34 @@ class _OwnedAllocation:
         _libc.free(self.address)
 
 
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
 def _array_from_descriptor(desc: ctypes.Structure, t: _Type) -> np.ndarray:
-    """A NumPy array over a returned buffer; the array owns the allocation."""
+    """A NumPy array over a returned buffer; the array owns the allocation
+    (zero copy: the buffer is freed when the last array using it dies)."""
     shape = tuple(desc.sizes)
-    allocated = ctypes.cast(desc.allocated, ctypes.c_void_p).value
+    allocated = desc.allocated
     owner = _OwnedAllocation(allocated) if allocated else None
-    count = int(np.prod(shape))
+    count = math.prod(shape)
     if count == 0:
         return np.empty(shape, dtype=t.dtype)
     itemsize = t.dtype.itemsize
-    address = ctypes.cast(desc.aligned, ctypes.c_void_p).value + desc.offset * itemsize
-    span = max(
-        1 + sum((n - 1) * s for n, s in zip(shape, desc.strides)), count
-    )
-    raw = (_CTYPES[t.dtype] * span).from_address(address)
+    address = desc.aligned + desc.offset * itemsize
+    strides = tuple(desc.strides)
+    span = max(1 + sum((n - 1) * s for n, s in zip(shape, strides)), count)
+    raw = (ctypes.c_char * (span * itemsize)).from_address(address)
     raw._mlir_scan_owner = owner  # keeps the allocation alive with the array
-    flat = np.ctypeslib.as_array(raw)
-    if flat.dtype != t.dtype:  # c_bool arrays come back as bool already
-        flat = flat.view(t.dtype)
+    flat = np.frombuffer(raw, dtype=t.dtype)
+    if strides == _contiguous_strides(shape):
+        return flat[:count].reshape(shape)
     return np.lib.stride_tricks.as_strided(
-        flat, shape=shape, strides=tuple(s * itemsize for s in desc.strides)
+        flat, shape=shape, strides=tuple(s * itemsize for s in strides)
     )
 
 
@@ -246,6 +263,14 @@ class _Function:
 
     def _convert_arg(self, i: int, value: Any, t: _Type) -> tuple[Any, Any]:
         """(the ctypes argument, an object to keep alive during the call)."""
+        if not t.is_tensor:
+            # Fast path: a Python/NumPy scalar of the right kind and range.
+            kind = type(value)
+            if (kind is int or kind is t.dtype.type) and t.dtype.kind in "iu":
+                if t.min <= value <= t.max:
+                    return _CTYPES[t.dtype](value), None
+            elif (kind is float or kind is t.dtype.type) and t.dtype.kind == "f":
+                return _CTYPES[t.dtype](value), None
         what = f"argument #{i} of @{self.__name__} ({t.text})"
         if not t.is_tensor:
             if isinstance(value, np.ndarray) and value.ndim != 0:
@@ -257,10 +282,8 @@ class _Function:
                 raise TypeError(f"{what}: expected an integer, got {type(value).__name__}")
             if t.dtype.kind == "b" and kind.kind != "b":
                 raise TypeError(f"{what}: expected a bool, got {type(value).__name__}")
-            if t.dtype.kind in "iu":
-                info = np.iinfo(t.dtype)
-                if not info.min <= int(value) <= info.max:
-                    raise ValueError(f"{what}: {value} does not fit in {t.text}")
+            if t.dtype.kind in "iu" and not t.min <= int(value) <= t.max:
+                raise ValueError(f"{what}: {value} does not fit in {t.text}")
             return _CTYPES[t.dtype](value.item() if isinstance(value, np.generic) else value), None
         if isinstance(value, np.ndarray):
             if value.dtype != t.dtype:
@@ -282,7 +305,7 @@ class _Function:
             if want is not None and have != want:
                 raise ValueError(f"{what}: dimension {d} must be {want}, got shape {array.shape}")
         desc = _descriptor_type(array.ndim, t.dtype)()
-        ptr = array.ctypes.data_as(ctypes.POINTER(_CTYPES[t.dtype]))
+        ptr = array.ctypes.data
         desc.allocated = ptr
         desc.aligned = ptr
         desc.offset = 0
