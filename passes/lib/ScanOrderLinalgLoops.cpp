@@ -53,13 +53,14 @@ unsigned chooseInnermost(linalg::GenericOp op) {
   return best;
 }
 
-/// Allows LLVM to reassociate (and so vectorize) the body's float ops.
-bool markReassociable(linalg::GenericOp op) {
+/// Adds `flags` to the body's float ops: `contract` lets LLVM fuse the
+/// multiply-add of a contraction into an FMA, `reassoc` lets it vectorize a
+/// reduction.
+bool addFastMathFlags(linalg::GenericOp op, arith::FastMathFlags extra) {
   bool changed = false;
   op.getBody()->walk([&](arith::ArithFastMathInterface fm) {
     auto flags = fm.getFastMathFlagsAttr().getValue();
-    auto wanted =
-        flags | arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+    auto wanted = flags | extra;
     if (wanted == flags)
       return;
     fm->setAttr(fm.getFastMathAttrName(),
@@ -106,7 +107,10 @@ struct ScanOrderLinalgLoopsPass
         op = *interchanged;
         ++numInterchanged;
       }
-      if (reduction && markReassociable(op))
+      bool hasReduction = op.getNumReductionLoops() > 0;
+      if (hasReduction)
+        addFastMathFlags(op, arith::FastMathFlags::contract);
+      if (reduction && addFastMathFlags(op, arith::FastMathFlags::reassoc))
         ++numReassociated;
     }
   }

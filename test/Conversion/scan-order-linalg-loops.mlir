@@ -8,12 +8,12 @@
 // CHECK-DAG: #[[C_IJ:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 
 // vecmat (out[j] += h[i] * W[i, j]): j is the last dimension of W and of the
-// output, so it becomes the innermost loop; no reassociation is needed.
+// output, so it becomes the innermost loop; no reassociation is needed, only
+// contraction into FMAs.
 // CHECK-LABEL: func.func @vecmat
 // CHECK:         linalg.generic {indexing_maps = [#[[ROW]], #[[MAT]], #[[COL]]], iterator_types = ["reduction", "parallel"]}
-// CHECK-NOT:       fastmath
-// CHECK:           arith.mulf
-// CHECK:           arith.addf
+// CHECK:           arith.mulf {{.*}} fastmath<contract>
+// CHECK:           arith.addf {{.*}} fastmath<contract>
 func.func @vecmat(%h: memref<16xf32>, %w: memref<16x32xf32>, %o: memref<32xf32>) {
   linalg.vecmat ins(%h, %w : memref<16xf32>, memref<16x32xf32>) outs(%o : memref<32xf32>)
   return

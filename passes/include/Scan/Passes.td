@@ -324,10 +324,11 @@ def ScanOrderLinalgLoops : Pass<"scan-order-linalg-loops", "::mlir::func::FuncOp
     interchanges every `linalg.generic` so that the innermost loop is the
     dimension that is the contiguous (last) dimension of the most operands,
     preferring a parallel one, so LLVM's loop vectorizer sees unit-stride
-    loads and stores. When that dimension is a reduction (a row-major
-    matvec or a dot product), the floating-point ops of the body get
-    `fastmath<reassoc, contract>` so the reduction may be vectorized (this
-    reorders the additions: results change within rounding).
+    loads and stores. The floating-point ops of an op with a reduction get
+    `fastmath<contract>` (multiply-adds become FMAs); when the innermost
+    dimension is a reduction (a row-major matvec or a dot product) they also
+    get `reassoc` so the reduction may be vectorized. Both change results
+    within rounding.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect"];
   let statistics = [
