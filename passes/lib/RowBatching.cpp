@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -37,6 +38,8 @@ bool RowBatcher::canBatch(Operation *op) {
 LogicalResult RowBatcher::batch(Operation *op) {
   if (isa<linalg::GenericOp>(op))
     return batchLinalg(op);
+  if (auto named = dyn_cast<linalg::LinalgOp>(op))
+    return batchNamed(named);
   if (op->hasTrait<OpTrait::Elementwise>())
     return batchElementwise(op);
   return failure();
@@ -71,6 +74,12 @@ LogicalResult RowBatcher::batchElementwise(Operation *op) {
   for (Value operand : op->getOperands()) {
     if (isBatched(operand)) {
       inputs.push_back(lookupBatched(operand));
+      if (rowTensor && !isa<RankedTensorType>(operand.getType())) {
+        // A scalar row operand of a tensor op (the condition of
+        // `arith.select %c, %a, %b : tensor<...>`): one value per row.
+        maps.push_back(AffineMap::get(rank, 0, getAffineDimExpr(0, ctx)));
+        continue;
+      }
       maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
       like = inputs.back();
       continue;
@@ -88,7 +97,10 @@ LogicalResult RowBatcher::batchElementwise(Operation *op) {
       maps.push_back(AffineMap::get(rank, 0, {}, ctx)); // a broadcast scalar
     }
   }
-  if (!like)
+  // Without a batched operand of the result's shape, the rows' dynamic
+  // sizes are unknown.
+  if (!llvm::any_of(op->getOperands(), [&](Value v) { return isBatched(v); }) ||
+      (!like && rowTensor && !rowTensor.hasStaticShape()))
     return failure();
   Value init = emptyRows(rowType, like);
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
@@ -106,6 +118,28 @@ LogicalResult RowBatcher::batchElementwise(Operation *op) {
       });
   mapBatched(op->getResult(0), generic.getResult(0));
   return success();
+}
+
+LogicalResult RowBatcher::batchNamed(linalg::LinalgOp op) {
+  // The generic form of a clone (same operands, next to `op`) is the
+  // template; `op` itself stays as it is, whether batching succeeds or not.
+  OpBuilder::InsertPoint outside = rewriter.saveInsertionPoint();
+  rewriter.setInsertionPoint(op);
+  Operation *clone = rewriter.clone(*op);
+  FailureOr<linalg::GenericOp> generic =
+      linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(clone));
+  rewriter.restoreInsertionPoint(outside);
+  if (failed(generic)) {
+    rewriter.eraseOp(clone);
+    return failure();
+  }
+  LogicalResult result = batchLinalg(*generic);
+  if (succeeded(result))
+    for (auto [named, general] :
+         llvm::zip(op->getResults(), generic->getResults()))
+      mapBatched(named, lookupBatched(general));
+  rewriter.eraseOp(*generic);
+  return result;
 }
 
 Value RowBatcher::batchedDestination(Value inner) {

@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 
@@ -63,4 +65,47 @@ void mlir::scan::emitScanErrorIf(OpBuilder &b, Location loc, Value bad,
     scf::YieldOp::create(nested, nestedLoc);
   };
   scf::IfOp::create(b, loc, bad, thenBuilder);
+}
+
+/// `n_steps >= 0 && bad`, after adding the error runtime to the module.
+static Value whenStepsValid(OpBuilder &b, Location loc, Operation *anchor,
+                            Value nSteps, Value bad) {
+  if (auto module = anchor->getParentOfType<ModuleOp>())
+    declareScanErrorRuntime(module);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value stepsValid =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, nSteps, zero);
+  return arith::AndIOp::create(b, loc, stepsValid, bad);
+}
+
+void mlir::scan::emitSequenceLengthCheck(OpBuilder &b, Operation *anchor,
+                                         Value nSteps, Value sequence,
+                                         ArrayRef<int64_t> taps, int64_t item) {
+  auto type = cast<RankedTensorType>(sequence.getType());
+  if (!type.isDynamicDim(0) && getConstantIntValue(nSteps))
+    return;
+  Location loc = anchor->getLoc();
+  int64_t window = std::max<int64_t>(0, taps.back()) -
+                   std::min<int64_t>(0, taps.front());
+  Value have = tensor::DimOp::create(b, loc, sequence, 0);
+  Value need = arith::AddIOp::create(
+      b, loc, nSteps, arith::ConstantIndexOp::create(b, loc, window));
+  Value tooShort =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, have, need);
+  emitScanErrorIf(b, loc, whenStepsValid(b, loc, anchor, nSteps, tooShort),
+                  ScanErrorCode::SequenceTooShort, item, have, need);
+}
+
+void mlir::scan::emitMitSotInitCheck(OpBuilder &b, Operation *anchor,
+                                     Value nSteps, Value init, int64_t rows,
+                                     int64_t item) {
+  if (!cast<RankedTensorType>(init.getType()).isDynamicDim(0))
+    return;
+  Location loc = anchor->getLoc();
+  Value have = tensor::DimOp::create(b, loc, init, 0);
+  Value need = arith::ConstantIndexOp::create(b, loc, rows);
+  Value wrong =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, have, need);
+  emitScanErrorIf(b, loc, whenStepsValid(b, loc, anchor, nSteps, wrong),
+                  ScanErrorCode::MitSotInitRows, item, have, need);
 }

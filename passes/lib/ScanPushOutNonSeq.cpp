@@ -56,7 +56,8 @@ struct ScanPushOutNonSeqPass
     }
     SmallVector<Operation *> invariantOps;
     for (Operation &bodyOp : body.without_terminator()) {
-      if (!isPure(&bodyOp))
+      // (A pure op without results computes nothing: canonicalize's job.)
+      if (!isPure(&bodyOp) || bodyOp.getNumResults() == 0)
         continue;
       llvm::SetVector<Value> used(bodyOp.operand_begin(), bodyOp.operand_end());
       getUsedValuesDefinedAbove(bodyOp.getRegions(), used);

@@ -109,15 +109,9 @@ struct ScanPushOutOutputPass
       for (Operation &bodyOp : body.without_terminator())
         if (slice.contains(&bodyOp))
           ordered.push_back(&bodyOp);
-      for (Operation *&o : ordered)
-        if (auto l = dyn_cast<linalg::LinalgOp>(o); l && !isa<linalg::GenericOp>(o)) {
-          rewriter.setInsertionPoint(o);
-          FailureOr<linalg::GenericOp> generic =
-              linalg::generalizeNamedOp(rewriter, l);
-          if (failed(generic))
-            return std::nullopt;
-          o = *generic;
-        }
+      // Everything is created between the scan and `after`: if an op
+      // cannot be batched after all, it is all erased and the IR unchanged.
+      Operation *after = op->getNextNode();
       rewriter.setInsertionPointAfter(op);
       Location loc = op.getLoc();
       // Every output kept whole has the same rows (n_steps, or the steps
@@ -136,9 +130,13 @@ struct ScanPushOutOutputPass
                                rewriter.clone(bodyOp)->getResult(0));
       bool batched = true;
       for (Operation *o : ordered)
-        batched &= succeeded(batcher.batch(o));
-      if (!batched)
-        return std::nullopt; // dead ops after the scan, for canonicalize
+        if (!(batched = succeeded(batcher.batch(o))))
+          break;
+      if (!batched) {
+        while (after->getPrevNode() != op.getOperation())
+          rewriter.eraseOp(after->getPrevNode());
+        continue;
+      }
 
       Value replacement = batcher.lookupBatched(target.yield);
       if (replacement.getType() != target.result.getType())

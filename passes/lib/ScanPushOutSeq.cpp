@@ -58,28 +58,8 @@ bool usesOnly(Operation *op, const DenseSet<Value> &known) {
 /// numbers: the new sequences are clamped slices, whose check would report
 /// the clamped lengths. (The first error recorded wins.)
 void checkSequenceLengths(ScanOp op, ScanArgs &args, RewriterBase &rewriter) {
-  auto module = op->getParentOfType<ModuleOp>();
-  if (!module)
-    return;
-  declareScanErrorRuntime(module);
-  Location loc = op.getLoc();
-  Value n = args.nSteps;
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  // A negative n_steps is the scan's own (first) error.
-  Value stepsValid =
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, n, zero);
-  for (auto [i, s] : llvm::enumerate(args.sequences)) {
-    int64_t window = std::max<int64_t>(0, s.taps.back()) -
-                     std::min<int64_t>(0, s.taps.front());
-    Value have = tensor::DimOp::create(rewriter, loc, s.outer, 0);
-    Value need = arith::AddIOp::create(
-        rewriter, loc, n, arith::ConstantIndexOp::create(rewriter, loc, window));
-    Value tooShort = arith::CmpIOp::create(rewriter, loc,
-                                           arith::CmpIPredicate::slt, have, need);
-    Value bad = arith::AndIOp::create(rewriter, loc, stepsValid, tooShort);
-    emitScanErrorIf(rewriter, loc, bad, ScanErrorCode::SequenceTooShort, i,
-                    have, need);
-  }
+  for (auto [i, s] : llvm::enumerate(args.sequences))
+    emitSequenceLengthCheck(rewriter, op, args.nSteps, s.outer, s.taps, i);
 }
 
 struct ScanPushOutSeqPass
@@ -132,24 +112,19 @@ struct ScanPushOutSeqPass
     }
     if (candidates.empty())
       return;
-    // Named linalg candidates take the generic form the batcher extends
-    // (same semantics, in place).
-    for (Operation *&c : candidates)
-      if (auto l = dyn_cast<linalg::LinalgOp>(c); l && !isa<linalg::GenericOp>(c)) {
-        rewriter.setInsertionPoint(c);
-        FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, l);
-        if (failed(generic))
-          return;
-        c = *generic;
-      }
-
     // All rows the loop will read, for every tap: rows = max(0, min(n,
     // rows available after the tap's offset)); a too-short sequence keeps
     // failing the scan's own run-time check.
+    // Everything is created before the scan, after `before`: if a candidate
+    // cannot be batched after all, it is all erased and the IR is unchanged.
+    Operation *before = op->getPrevNode();
+    auto rollBack = [&] {
+      while (op->getPrevNode() != before)
+        rewriter.eraseOp(op->getPrevNode());
+    };
     rewriter.setInsertionPoint(op);
     Value rows = args.nSteps;
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    checkSequenceLengths(op, args, rewriter);
     struct TapSlice { Value sequence; int64_t offset; };
     SmallVector<std::pair<Value, TapSlice>> taps;
     for (ScanArgs::Sequence &s : args.sequences) {
@@ -194,7 +169,8 @@ struct ScanPushOutSeqPass
     }
     for (Operation *c : candidates)
       if (failed(batcher.batch(c)))
-        return; // the ops created so far are dead and left to canonicalize
+        return rollBack();
+    checkSequenceLengths(op, args, rewriter);
 
     // Candidate results still needed in the body become sequences.
     DenseSet<Operation *> pushed(candidates.begin(), candidates.end());

@@ -8,9 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Scan/Passes.h"
+#include "Scan/RuntimeChecks.h"
 #include "Scan/ScanArgs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -36,6 +40,11 @@ namespace {
 class BodyLiveness {
 public:
   explicit BodyLiveness(ScanArgs &args) {
+    // Ops with side effects run whether or not an output is used: what they
+    // read is needed (a state only they read must not be dropped).
+    for (Operation &bodyOp : args.op.getBodyBlock().without_terminator())
+      if (!isMemoryEffectFree(&bodyOp))
+        markOperandsLive(&bodyOp);
     for (ScanArgs::MitMot &m : args.mitmots)
       for (Value y : m.yields)
         markLive(y);
@@ -65,6 +74,20 @@ public:
 private:
   void markLive(Value root) {
     SmallVector<Value> worklist{root};
+    drain(worklist);
+  }
+
+  /// The operands of `op` and of everything nested in it.
+  void markOperandsLive(Operation *op) {
+    SmallVector<Value> worklist;
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        worklist.push_back(operand);
+    });
+    drain(worklist);
+  }
+
+  void drain(SmallVector<Value> &worklist) {
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
       if (!live.insert(v).second)
@@ -150,10 +173,18 @@ struct ScanRemoveUnusedPass
     llvm::erase_if(args.nitsots, [](auto &n) { return n.result.use_empty(); });
     numRemovedOutputs += before - args.nitsots.size();
     changed |= before != args.nitsots.size();
+    rewriter.setInsertionPoint(op);
     for (SmallVectorImpl<ScanArgs::State> *states : {&args.mitsots, &args.sitsots}) {
       before = states->size();
+      unsigned index = 0;
       llvm::erase_if(*states, [&](ScanArgs::State &s) {
-        return !liveness.isNeeded(s);
+        bool dead = !liveness.isNeeded(s);
+        // A dropped mitsot's init keeps its run-time row count check.
+        if (dead && states == &args.mitsots)
+          emitMitSotInitCheck(rewriter, op, args.nSteps, s.outer,
+                              -s.taps.front(), index);
+        ++index;
+        return dead;
       });
       numRemovedOutputs += before - states->size();
       changed |= before != states->size();
@@ -162,8 +193,10 @@ struct ScanRemoveUnusedPass
 
     // Sequence taps nobody reads. Dropping the lowest tap moves the window
     // (tap k reads row t + k - min(0, taps)): slice the sequence to match.
+    // A sequence dropped or read at fewer taps keeps its original run-time
+    // length check: a too-short sequence stays an error.
     rewriter.setInsertionPoint(op);
-    for (ScanArgs::Sequence &s : args.sequences) {
+    for (auto [index, s] : llvm::enumerate(args.sequences)) {
       int64_t oldLo = std::min<int64_t>(0, s.taps.front());
       SmallVector<int64_t> taps;
       SmallVector<Value> inner;
@@ -175,6 +208,8 @@ struct ScanRemoveUnusedPass
       }
       if (taps.size() == s.taps.size())
         continue;
+      emitSequenceLengthCheck(rewriter, op, args.nSteps, s.outer, s.taps,
+                              index);
       numRemovedTaps += s.taps.size() - taps.size();
       changed = true;
       s.taps = taps;

@@ -70,9 +70,36 @@ std::optional<int64_t> distanceFromEnd(Value index, Value result, ScanOp op) {
   return std::nullopt;
 }
 
+/// Whether the users of `dim` (the row count of `result`) are `arith.subi` /
+/// `arith.addi` ops whose results are only ever the leading index of a read
+/// of `result` (`tensor.extract` index 0, `tensor.extract_slice` offset 0):
+/// the places the rewrite replaces. Used anywhere else (another index, a
+/// size, outside the reads), the row count would be lost.
+bool onlyLeadingRowIndex(tensor::DimOp dim, Value result) {
+  return llvm::all_of(dim->getUsers(), [&](Operation *u) {
+    if (!isa<arith::SubIOp, arith::AddIOp>(u))
+      return false;
+    Value index = u->getResult(0);
+    return llvm::all_of(index.getUses(), [&](OpOperand &use) {
+      Operation *reader = use.getOwner();
+      if (auto extract = dyn_cast<tensor::ExtractOp>(reader))
+        return extract.getTensor() == result &&
+               use.getOperandNumber() == 1; // operands: tensor, indices...
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(reader))
+        return slice.getSource() == result &&
+               slice.getOffsets().size() >= 1 &&
+               slice.getMixedOffsets()[0] == OpFoldResult(index) &&
+               llvm::count(slice->getOperands(), index) == 1;
+      return false;
+    });
+  });
+}
+
 /// The tail reads of every user of `result`, or nullopt if some user reads
 /// anything else (the whole output, a row counted from the start, ...).
-std::optional<SmallVector<TailRead>> tailReads(Value result, ScanOp op) {
+/// `tensor.dim` users of a non-leading dimension go to `otherDims`.
+std::optional<SmallVector<TailRead>>
+tailReads(Value result, ScanOp op, SmallVectorImpl<tensor::DimOp> &otherDims) {
   SmallVector<TailRead> reads;
   for (Operation *user : result.getUsers()) {
     if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
@@ -103,18 +130,17 @@ std::optional<SmallVector<TailRead>> tailReads(Value result, ScanOp op) {
       reads.push_back({user, *c, *size});
       continue;
     }
-    // `tensor.dim %result, 0` only feeding the index computations above is
-    // fine; anything else is a use of the whole output.
+    // `tensor.dim %result, 0` only feeding the leading index of the reads
+    // above is fine (the reads are rewritten, the dim dies); the size of
+    // another dimension is the same for the kept rows (`otherDims`, moved to
+    // the new result). Anything else is a use of the whole output.
     if (auto dim = dyn_cast<tensor::DimOp>(user)) {
-      bool onlyIndices = llvm::all_of(dim->getUsers(), [&](Operation *u) {
-        if (!isa<arith::SubIOp, arith::AddIOp>(u))
-          return false;
-        return llvm::all_of(u->getUsers(), [&](Operation *reader) {
-          return isa<tensor::ExtractOp, tensor::ExtractSliceOp>(reader) &&
-                 llvm::is_contained(reader->getOperands(), result);
-        });
-      });
-      if (onlyIndices)
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (index && *index >= 1) {
+        otherDims.push_back(dim);
+        continue;
+      }
+      if (index && *index == 0 && onlyLeadingRowIndex(dim, result))
         continue;
     }
     return std::nullopt;
@@ -139,13 +165,16 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
     struct Planned {
       Value *result;
       SmallVector<TailRead> reads;
+      SmallVector<tensor::DimOp> otherDims;
       int64_t keep;
     };
     SmallVector<Planned> planned;
     auto plan = [&](Value &result, Type &resultType, int64_t &keep) {
       if (keep != 0)
         return;
-      std::optional<SmallVector<TailRead>> reads = tailReads(result, op);
+      SmallVector<tensor::DimOp> otherDims;
+      std::optional<SmallVector<TailRead>> reads =
+          tailReads(result, op, otherDims);
       if (!reads)
         return;
       int64_t k = 0;
@@ -159,7 +188,7 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
       resultType = RankedTensorType::get(shape, type.getElementType(),
                                          type.getEncoding());
       keep = k;
-      planned.push_back({&result, std::move(*reads), k});
+      planned.push_back({&result, std::move(*reads), std::move(otherDims), k});
     };
     for (ScanArgs::State &s : args.mitsots)
       plan(s.result, s.resultType, s.keep);
@@ -181,14 +210,19 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
     (void)newOp;
     for (auto [oldResult, p] : oldResults) {
       Value kept = *p->result;
+      for (tensor::DimOp dim : p->otherDims)
+        rewriter.modifyOpInPlace(
+            dim, [&] { dim.getSourceMutable().assign(kept); });
       for (TailRead &read : p->reads) {
         rewriter.setInsertionPoint(read.user);
         Location loc = read.user->getLoc();
         Value row = arith::ConstantIndexOp::create(rewriter, loc,
                                                    p->keep - read.fromEnd);
         if (auto extract = dyn_cast<tensor::ExtractOp>(read.user)) {
+          SmallVector<Value> indices(extract.getIndices());
+          indices[0] = row;
           rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, kept,
-                                                         ValueRange{row});
+                                                         indices);
           continue;
         }
         auto slice = cast<tensor::ExtractSliceOp>(read.user);

@@ -29,8 +29,11 @@ def ScanRemoveUnused : Pass<"scan-remove-unused"> {
     * a nitsot whose result is unused is dropped; so is a mitsot or sitsot
       whose result is unused and whose block arguments are unused.
 
-    Mitmot buffers are never changed. The body's dead ops are left to
-    `canonicalize`.
+    Mitmot buffers are never changed. Ops with side effects in the body
+    keep what they read alive. A sequence that is dropped or read at fewer
+    taps (and a dropped mitsot with a dynamic init) keeps its run-time check,
+    emitted before the scan, so a too-short sequence is still an error. The
+    body's dead ops are left to `canonicalize`.
 
     ```mlir
     %r = scan.scan steps(%n) sequences(%xs[-1, 0] : tensor<?xf64>)
@@ -41,7 +44,7 @@ def ScanRemoveUnused : Pass<"scan-remove-unused"> {
     ^bb0(%x: f64):  %two = arith.constant 2.0 : f64 ... }
     ```
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect", "::mlir::ub::UBDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect", "::mlir::ub::UBDialect"];
   let statistics = [
     Statistic<"numInlinedConstants", "inlined-constants", "Constant non-sequences moved into the body">,
     Statistic<"numRemovedInputs", "removed-inputs", "Sequences and non-sequences dropped">,

@@ -13,6 +13,7 @@
 #ifndef SCAN_ROWBATCHING_H
 #define SCAN_ROWBATCHING_H
 
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -40,12 +41,17 @@ public:
 
   /// Creates the batched form of `op` at the rewriter's insertion point and
   /// maps its results as batched. Every operand (and value the op's regions
-  /// use from outside) must be mapped, at least one of them batched.
+  /// use from outside) must be mapped, at least one of them batched. `op`
+  /// itself is left unchanged (a named linalg op is batched through the
+  /// generic form of a temporary clone). On failure, ops created so far are
+  /// left at the insertion point for the caller to erase.
   LogicalResult batch(Operation *op);
 
 private:
   LogicalResult batchElementwise(Operation *op);
   LogicalResult batchLinalg(Operation *op);
+  /// A named linalg op, through the generic form of a temporary clone.
+  LogicalResult batchNamed(linalg::LinalgOp op);
   /// The value a linalg destination gets in batched form: a batched value,
   /// or an invariant one broadcast to every row (a `linalg.fill` of an empty
   /// tensor is re-created with the row dimension instead).

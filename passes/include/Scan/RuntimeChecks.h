@@ -42,6 +42,22 @@ void declareScanErrorRuntime(ModuleOp module);
 void emitScanErrorIf(OpBuilder &b, Location loc, Value bad, ScanErrorCode code,
                      int64_t item, Value have, Value need);
 
+/// For rewrites that drop or shrink a sequence: emits, at the builder's
+/// insertion point (before the scan `anchor`), the scan's own run-time check
+/// that `sequence` read at `taps` (sorted) has `n_steps + max(0, max taps) -
+/// min(0, min taps)` rows, reported as sequence #`item`, so that a too-short
+/// sequence stays an error after the rewrite. Skipped for a negative
+/// `n_steps` (the scan reports that first), and not emitted at all when both
+/// lengths are static (the verifier checked them).
+void emitSequenceLengthCheck(OpBuilder &b, Operation *anchor, Value nSteps,
+                             Value sequence, ArrayRef<int64_t> taps,
+                             int64_t item);
+
+/// Likewise for a dropped mitsot whose init has a dynamic number of rows: it
+/// must have `rows` (K) rows. Not emitted for a static init.
+void emitMitSotInitCheck(OpBuilder &b, Operation *anchor, Value nSteps,
+                         Value init, int64_t rows, int64_t item);
+
 } // namespace scan
 } // namespace mlir
 
