@@ -72,10 +72,24 @@ struct ScanMergeInoutsPass
         [](auto &a, auto &b) { return a.outer == b.outer; },
         [&](auto &keep, auto &drop) { rewriter.replaceAllUsesWith(drop.inner, keep.inner); });
 
-    // With shared inputs, the body may compute the same rows twice.
+    // With shared inputs, the body may compute the same rows twice. CSE
+    // replaces (and erases) yielded values: read the yields again from the
+    // terminator (only inputs were dropped so far, the outputs still match
+    // the op's).
     if (inputs > 0) {
       DominanceInfo dominance;
       eliminateCommonSubExpressions(rewriter, dominance, op);
+      auto yields = op.getBodyBlock().getTerminator()->getOperands().begin();
+      for (ScanArgs::MitMot &m : args.mitmots)
+        for (Value &y : m.yields)
+          y = *yields++;
+      for (auto *states : {&args.mitsots, &args.sitsots})
+        for (ScanArgs::State &s : *states)
+          s.yield = *yields++;
+      for (ScanArgs::NitSot &n : args.nitsots)
+        n.yield = *yields++;
+      if (args.untilCondition)
+        args.untilCondition = *yields++;
     }
 
     // Outputs yielding the same value: nitsots; states that also start from

@@ -51,15 +51,23 @@ struct ScanPushOutOutputPass
       if (target.keep != 0 || !def || def->getBlock() != &body)
         continue;
 
-      // Rows stacked by the other outputs (all rows kept), by yield value.
+      // Rows stacked by the other outputs (all rows kept), by yield value;
+      // `firstStacked` (in group order, so the IR is deterministic) gives
+      // the number of rows.
       DenseMap<Value, Value> stacked;
+      Value firstStacked;
+      auto addStacked = [&](Value yield, Value result) {
+        stacked.try_emplace(yield, result);
+        if (!firstStacked)
+          firstStacked = result;
+      };
       for (auto *states : {&args.mitsots, &args.sitsots})
         for (ScanArgs::State &s : *states)
           if (s.keep == 0)
-            stacked.try_emplace(s.yield, s.result);
+            addStacked(s.yield, s.result);
       for (ScanArgs::NitSot &n : args.nitsots)
         if (&n != &target && n.keep == 0)
-          stacked.try_emplace(n.yield, n.result);
+          addStacked(n.yield, n.result);
       if (stacked.contains(target.yield))
         continue; // a duplicate output: scan-merge-inouts' job
 
@@ -116,9 +124,8 @@ struct ScanPushOutOutputPass
       Location loc = op.getLoc();
       // Every output kept whole has the same rows (n_steps, or the steps
       // run with `until`); read them from one that stays.
-      Value rows = tensor::DimOp::create(rewriter, loc,
-                                         stacked.begin()->second, 0)
-                       .getResult();
+      Value rows =
+          tensor::DimOp::create(rewriter, loc, firstStacked, 0).getResult();
       RowBatcher batcher(rewriter, loc, rows);
       for (auto [yield, result] : stacked)
         batcher.mapBatched(yield, result);
