@@ -18,6 +18,36 @@ int64_t mlir::scan::stackedRows(std::optional<int64_t> nSteps, bool until,
   return ShapedType::kDynamic;
 }
 
+DenseSet<Operation *> mlir::scan::liveBodyOps(ScanOp op) {
+  Block &body = op.getBodyBlock();
+  DenseSet<Operation *> live;
+  SmallVector<Operation *> worklist{body.getTerminator()};
+  for (Operation &bodyOp : body.without_terminator())
+    if (!isMemoryEffectFree(&bodyOp))
+      worklist.push_back(&bodyOp);
+  while (!worklist.empty()) {
+    Operation *next = worklist.pop_back_val();
+    if (!live.insert(next).second)
+      continue;
+    next->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (Operation *top = body.findAncestorOpInBlock(*def))
+            worklist.push_back(top);
+    });
+  }
+  return live;
+}
+
+bool mlir::scan::hasLiveUserOutside(Value value, Block &block,
+                                    const DenseSet<Operation *> &live,
+                                    function_ref<bool(Operation *)> except) {
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    Operation *top = block.findAncestorOpInBlock(*user);
+    return top && live.contains(top) && !except(user);
+  });
+}
+
 static SmallVector<Value> toValues(Block::BlockArgListType args) {
   return SmallVector<Value>(args.begin(), args.end());
 }
@@ -61,6 +91,25 @@ ScanArgs::ScanArgs(ScanOp op)
   }
   for (unsigned i = 0; i < op.getNumNonSequences(); ++i)
     nonSequences.push_back({op.getNonSequences()[i], op.getNonSequenceArg(i)});
+}
+
+void ScanArgs::replaceAllUsesWith(RewriterBase &rewriter, Value from,
+                                  Value to) {
+  rewriter.replaceAllUsesWith(from, to);
+  auto update = [&](Value &v) {
+    if (v == from)
+      v = to;
+  };
+  for (MitMot &m : mitmots)
+    for (Value &y : m.yields)
+      update(y);
+  for (auto *states : {&mitsots, &sitsots})
+    for (State &s : *states)
+      update(s.yield);
+  for (NitSot &n : nitsots)
+    update(n.yield);
+  if (untilCondition)
+    update(untilCondition);
 }
 
 /// The type of the block argument reading one row of `outer`.

@@ -28,21 +28,26 @@ namespace {
 
 /// Drops every item of `items` that `same` finds equal to an earlier kept
 /// item, after `merge(kept, dropped)` redirected the dropped one's uses.
+/// (`merge` may update the items in place, e.g. their yields: the kept ones
+/// are copied out only at the end.)
 template <typename Item, typename Same, typename Merge>
 unsigned dedupe(SmallVectorImpl<Item> &items, Same same, Merge merge) {
-  SmallVector<Item> kept;
-  unsigned dropped = 0;
-  for (Item &item : items) {
-    auto *twin = llvm::find_if(kept, [&](Item &k) { return same(k, item); });
+  SmallVector<unsigned> kept;
+  SmallVector<bool> dropped(items.size(), false);
+  for (unsigned i = 0; i < items.size(); ++i) {
+    auto *twin = llvm::find_if(kept, [&](unsigned k) { return same(items[k], items[i]); });
     if (twin == kept.end()) {
-      kept.push_back(item);
+      kept.push_back(i);
       continue;
     }
-    merge(*twin, item);
-    ++dropped;
+    merge(items[*twin], items[i]);
+    dropped[i] = true;
   }
-  items.assign(kept.begin(), kept.end());
-  return dropped;
+  SmallVector<Item> survivors;
+  for (unsigned k : kept)
+    survivors.push_back(items[k]);
+  items.assign(survivors.begin(), survivors.end());
+  return items.size() < dropped.size() ? dropped.size() - items.size() : 0;
 }
 
 struct ScanMergeInoutsPass
@@ -57,9 +62,10 @@ struct ScanMergeInoutsPass
 
   void mergeInouts(ScanOp op, IRRewriter &rewriter) {
     ScanArgs args(op);
+    // (Through args: a dropped item's block argument may be yielded.)
     auto redirect = [&](ArrayRef<Value> from, ArrayRef<Value> to) {
       for (auto [f, t] : llvm::zip(from, to))
-        rewriter.replaceAllUsesWith(f, t);
+        args.replaceAllUsesWith(rewriter, f, t);
     };
 
     // Inputs: the same outer value read at the same taps.
@@ -70,7 +76,9 @@ struct ScanMergeInoutsPass
     inputs += dedupe(
         args.nonSequences,
         [](auto &a, auto &b) { return a.outer == b.outer; },
-        [&](auto &keep, auto &drop) { rewriter.replaceAllUsesWith(drop.inner, keep.inner); });
+        [&](auto &keep, auto &drop) {
+          args.replaceAllUsesWith(rewriter, drop.inner, keep.inner);
+        });
 
     // With shared inputs, the body may compute the same rows twice. CSE
     // replaces (and erases) yielded values: read the yields again from the

@@ -111,11 +111,15 @@ struct ScanPushOutNonSeqPass
         rewriter.clone(bodyOp, mapping);
 
     // Hoisted results still used in the body become new non-sequences.
+    // (Only live users count: rebuild erases dead ops, and with them a
+    // hoisted op only they used, which must then not be replaced.)
+    DenseSet<Operation *> live = liveBodyOps(op);
     SmallVector<std::pair<Value, unsigned>> replaced;
     for (Operation *h : hoisted)
       for (Value result : h->getResults())
-        if (llvm::any_of(result.getUsers(),
-                         [&](Operation *u) { return !hoisted.contains(u); })) {
+        if (hasLiveUserOutside(result, body, live, [&](Operation *u) {
+              return hoisted.contains(u);
+            })) {
           replaced.push_back({result, (unsigned)args.nonSequences.size()});
           args.nonSequences.push_back({mapping.lookup(result), Value()});
         }

@@ -172,13 +172,17 @@ struct ScanPushOutSeqPass
         return rollBack();
     checkSequenceLengths(op, args, rewriter);
 
-    // Candidate results still needed in the body become sequences.
+    // Candidate results still needed in the body become sequences. (Only
+    // live users count: rebuild erases dead ops, and with them a candidate
+    // only they used, which must then not be replaced afterwards.)
     DenseSet<Operation *> pushed(candidates.begin(), candidates.end());
+    DenseSet<Operation *> live = liveBodyOps(op);
     SmallVector<std::pair<Value, unsigned>> replaced;
     for (Operation *c : candidates)
       for (Value r : c->getResults())
-        if (llvm::any_of(r.getUsers(),
-                         [&](Operation *u) { return !pushed.contains(u); })) {
+        if (hasLiveUserOutside(r, body, live, [&](Operation *u) {
+              return pushed.contains(u);
+            })) {
           replaced.push_back({r, (unsigned)args.sequences.size()});
           args.sequences.push_back({batcher.lookupBatched(r), {0}, {Value()}});
         }

@@ -156,8 +156,10 @@ struct ScanRemoveUnusedPass
       if (!def || !def->hasTrait<OpTrait::ConstantLike>() || n.inner.use_empty())
         continue;
       Operation *clone = rewriter.clone(*def);
-      rewriter.replaceAllUsesWith(
-          n.inner, clone->getResult(cast<OpResult>(n.outer).getResultNumber()));
+      // (Through args: the non-sequence may be yielded as it is.)
+      args.replaceAllUsesWith(
+          rewriter, n.inner,
+          clone->getResult(cast<OpResult>(n.outer).getResultNumber()));
       ++numInlinedConstants;
     }
     size_t before = args.nonSequences.size();

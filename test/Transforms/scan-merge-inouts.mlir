@@ -86,3 +86,23 @@ func.func @nothing_to_merge(%n: index, %xs: tensor<?xf64>, %s0: f64, %t0: f64, %
   } -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<1xf64>, tensor<?xf64>)
   return %g1, %g2, %a, %b, %c, %d, %e, %f : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<1xf64>, tensor<?xf64>
 }
+
+// A nitsot yields the block argument of a state that is merged into its twin:
+// it yields the twin's argument (regression: it kept yielding the dropped
+// argument, which became ub.poison).
+// CHECK-LABEL: func.func @dropped_argument_yielded
+// CHECK:         %[[R:.*]]:2 = scan.scan steps(%arg0)
+// CHECK-NEXT:      sitsot(%arg1 : f64) {
+// CHECK-NEXT:    ^bb0(%[[S:.*]]: f64):
+// CHECK-NOT:       ub.poison
+// CHECK:           scan.yield %{{.*}}, %[[S]] : f64, f64
+// CHECK:         return %[[R]]#0, %[[R]]#0, %[[R]]#1
+func.func @dropped_argument_yielded(%n: index, %s0: f64) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) {
+  %a, %b, %prev = scan.scan steps(%n) sitsot(%s0, %s0 : f64, f64) {
+  ^bb0(%s: f64, %t: f64):
+    %half = arith.constant 0.5 : f64
+    %sn = arith.mulf %s, %half : f64
+    scan.yield %sn, %sn, %t : f64, f64, f64
+  } -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>)
+  return %a, %b, %prev : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
+}

@@ -207,7 +207,10 @@ func.func @dependent(%n: index, %xs: tensor<?xf64>) -> (tensor<?xf64>, tensor<?x
 // scan): no merge.
 // CHECK-LABEL: func.func private @side_effects
 // CHECK-COUNT-4: scan.scan
-func.func private @effect(f64) -> f64
+// A call (unknown side effects to the passes; defined, so the JIT links).
+func.func private @effect(%v: f64) -> f64 {
+  return %v : f64
+}
 func.func private @side_effects(%n: index, %xs: tensor<?xf64>, %m: memref<f64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) {
   %a = scan.scan steps(%n) sequences(%xs : tensor<?xf64>) {
   ^bb0(%x: f64):

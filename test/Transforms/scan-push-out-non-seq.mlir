@@ -239,3 +239,25 @@ func.func @result_less_pure_op(%n: index, %h0: f64, %c: i1) -> tensor<?xf64> {
   } -> (tensor<?xf64>)
   return %r : tensor<?xf64>
 }
+
+// A hoisted value whose only user in the body is dead: nothing replaces it
+// (regression: rebuild erased the dead user and the hoisted op with it, then
+// the pass replaced the erased value: segfault).
+// CHECK-LABEL: func.func @dead_user
+// CHECK:         arith.mulf %arg2, %arg2
+// CHECK:         scan.scan steps(%arg0)
+// CHECK-NEXT:      sitsot(%arg1 : f64)
+// CHECK-NEXT:      nonsequences(%arg2 : f64) {
+// CHECK-NEXT:    ^bb0(%[[H:.*]]: f64, %[[W:.*]]: f64):
+// CHECK-NEXT:      %[[Y:.*]] = arith.addf %[[H]], %[[W]] : f64
+// CHECK-NEXT:      scan.yield %[[Y]] : f64
+func.func @dead_user(%n: index, %h0: f64, %w: f64) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w : f64) {
+  ^bb0(%h: f64, %ww: f64):
+    %sq = arith.mulf %ww, %ww : f64
+    %dead = arith.addf %sq, %h : f64
+    %y = arith.addf %h, %ww : f64
+    scan.yield %y : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}

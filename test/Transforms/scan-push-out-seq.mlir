@@ -187,7 +187,10 @@ func.func @select_scalar_condition(%n: index, %cs: tensor<?xi1>, %a: tensor<4xf6
 // CHECK:           arith.divsi
 // CHECK:           tensor.extract
 // CHECK:           func.call @effect
-func.func private @effect(i32) -> i32
+// A call (unknown side effects to the passes; defined, so the JIT links).
+func.func private @effect(%v: i32) -> i32 {
+  return %v : i32
+}
 func.func private @nothing_moves(%n: index, %xs: tensor<?xi32>, %vs: tensor<?x2xi32>, %h0: i32) -> tensor<?xi32> {
   %r = scan.scan steps(%n) sequences(%xs : tensor<?xi32>, %vs : tensor<?x2xi32>) sitsot(%h0 : i32) {
   ^bb0(%x: i32, %v: tensor<2xi32>, %h: i32):
@@ -228,4 +231,29 @@ func.func @state_destination(%n: index, %xs: tensor<?x2xf64>, %h0: tensor<2xf64>
     scan.yield %ux : tensor<2xf64>
   } -> (tensor<?x2xf64>)
   return %r : tensor<?x2xf64>
+}
+
+// A pushed-out row (1 * x) whose only other user is dead (it reads the
+// state): the row is not turned into a sequence (regression: rebuild erased
+// the dead user and the row with it, then the pass replaced the erased
+// value: segfault, found by the random differential tests).
+// CHECK-LABEL: func.func @dead_user
+// CHECK:           arith.muli
+// CHECK:         %[[M:.*]] = linalg.generic
+// CHECK:           arith.maxsi
+// CHECK:         scan.scan steps(%arg0)
+// CHECK-NEXT:      sequences(%arg1 : tensor<?xi32>, %[[M]] : tensor<?xi32>)
+// CHECK-NEXT:      sitsot(%arg2, %arg3 : i32, i32) {
+// CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[ROW:.*]]: i32, %{{.*}}: i32, %{{.*}}: i32):
+// CHECK-NEXT:      scan.yield %[[ROW]], %[[ROW]] : i32, i32
+func.func @dead_user(%n: index, %xs: tensor<?xi32>, %s0: i32, %t0: i32) -> (tensor<?xi32>, tensor<?xi32>) {
+  %r0, %r1 = scan.scan steps(%n) sequences(%xs : tensor<?xi32>) sitsot(%s0, %t0 : i32, i32) {
+  ^bb0(%x: i32, %s: i32, %t: i32):
+    %c = arith.constant 1 : i32
+    %a = arith.muli %c, %x : i32
+    %b = arith.addi %a, %t : i32
+    %m = arith.maxsi %c, %x : i32
+    scan.yield %m, %m : i32, i32
+  } -> (tensor<?xi32>, tensor<?xi32>)
+  return %r0, %r1 : tensor<?xi32>, tensor<?xi32>
 }

@@ -306,3 +306,23 @@ func.func @nothing_to_do(%n: index, %xs: tensor<?xf64>, %s0: f64, %w: f64) -> te
   } -> (tensor<?xf64>)
   return %r : tensor<?xf64>
 }
+
+// A constant non-sequence yielded as it is (a nitsot of constant rows): the
+// yield takes the inlined constant (regression: the pass kept yielding the
+// dropped block argument, which became ub.poison).
+// CHECK-LABEL: func.func @constant_yielded
+// CHECK:         scan.scan steps(%arg0)
+// CHECK-NEXT:      sitsot(%arg1 : i64) {
+// CHECK-NEXT:    ^bb0(%[[S:.*]]: i64):
+// CHECK-NEXT:      %[[C:.*]] = arith.constant 7 : i64
+// CHECK-NOT:       ub.poison
+// CHECK:           scan.yield %{{.*}}, %[[C]] : i64, i64
+func.func @constant_yielded(%n: index, %s0: i64) -> (tensor<?xi64>, tensor<?xi64>) {
+  %c7 = arith.constant 7 : i64
+  %s, %k = scan.scan steps(%n) sitsot(%s0 : i64) nonsequences(%c7 : i64) {
+  ^bb0(%sp: i64, %c: i64):
+    %t = arith.addi %sp, %c : i64
+    scan.yield %t, %c : i64, i64
+  } -> (tensor<?xi64>, tensor<?xi64>)
+  return %s, %k : tensor<?xi64>, tensor<?xi64>
+}

@@ -71,6 +71,11 @@ struct ScanArgs {
   /// operand must dominate that point.
   ScanOp rebuild(RewriterBase &rewriter, Operation *insertBefore = nullptr);
 
+  /// Replaces `from` by `to` in the body and in the yields held by the
+  /// items (and the until condition): a rewrite that replaces a body value
+  /// before `rebuild` must use this, or the items keep yielding `from`.
+  void replaceAllUsesWith(RewriterBase &rewriter, Value from, Value to);
+
   ScanOp op;
   Value nSteps;
   bool goBackwards = false;
@@ -82,6 +87,18 @@ struct ScanArgs {
   SmallVector<NitSot> nitsots;
   SmallVector<NonSequence> nonSequences;
 };
+
+/// The ops of `op`'s body (top level) that the yield or an op with side
+/// effects needs, directly or not. The others are the dead ops that
+/// `ScanArgs::rebuild` erases: a rewrite that keeps a body value to replace
+/// after `rebuild` must only keep values used by live ops.
+DenseSet<Operation *> liveBodyOps(ScanOp op);
+
+/// Whether `value` has a user in `live` (a nested user counts as its
+/// ancestor in `block`) that is not in `except`.
+bool hasLiveUserOutside(Value value, Block &block,
+                        const DenseSet<Operation *> &live,
+                        function_ref<bool(Operation *)> except);
 
 /// The static row count of a stacked result: `keep` if set, else n_steps if
 /// it is a constant and the scan has no `until`, else dynamic.
