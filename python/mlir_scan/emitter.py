@@ -195,7 +195,8 @@ class Block:
         """A scalar constant of `dtype` (``arith.constant``)."""
         lit = scalar_literal(value, dtype)
         mlir = DTYPES[dtype]
-        return self._cached((lit, mlir), lambda: self.op(f"arith.constant {lit} : {mlir}", "c"))
+        text = f"arith.constant {lit}" if dtype == "bool" else f"arith.constant {lit} : {mlir}"
+        return self._cached((lit, mlir), lambda: self.op(text, "c"))
 
     def index(self, value: int) -> str:
         """An ``index`` constant."""
@@ -414,6 +415,7 @@ class Block:
         operands: Sequence[tuple[str, TensorType]],
         body: Callable[["Block", list[str]], str],
         out_dims: Sequence[str] | None = None,
+        what: str = "elementwise",
     ) -> str:
         """Applies the scalar function `body` with NumPy broadcasting.
 
@@ -421,23 +423,63 @@ class Block:
         ``linalg.generic`` whose indexing maps broadcast the operands (a
         statically-1 dimension reads index 0). `out_dims` gives the output's
         dimensions when no operand has them (e.g. filling a new tensor).
+
+        Dimensions that must agree but are only known at run time are
+        checked: a mismatch records an error (raised after the call) and the
+        operands are clipped to the smallest size, so nothing is read or
+        written out of bounds.
         """
         if out_type.ndim == 0:
             return body(self, [s for s, _ in operands])
         rank = out_type.ndim
-        if out_dims is None:
-            out_dims = []
-            for i, size in enumerate(out_type.shape):
-                if size is not None:
-                    out_dims.append(self.index(size))
-                    continue
-                for ssa, t in operands:
-                    k = i - (rank - t.ndim)
-                    if k >= 0 and t.shape[k] != 1:
-                        out_dims.append(self.dim(ssa, t, k))
-                        break
+        operands = list(operands)
+        final_dims: list[str] = []
+        clip: dict[int, dict[int, str]] = {}  # operand -> {dim: size}
+        for i, size in enumerate(out_type.shape):
+            cands = []
+            for j, (ssa, t) in enumerate(operands):
+                k = i - (rank - t.ndim)
+                if k >= 0 and t.shape[k] != 1:
+                    cands.append((j, k, t.shape[k]))
+            if out_dims is not None:
+                ref, ref_static = out_dims[i], size
+            elif size is not None:
+                ref, ref_static = self.index(size), size
+            elif cands:
+                j, k, _ = cands[0]
+                ref, ref_static = self.dim(operands[j][0], operands[j][1], k), None
+                cands = cands[1:]
+            else:
+                raise RuntimeError(f"internal error: no operand gives dimension {i}")
+            final_dims.append(ref)
+            unsure = [(j, k) for j, k, s in cands if s is None or ref_static is None]
+            if not unsure:
+                continue
+            smallest = ref
+            for j, k in unsure:
+                have = self.dim(operands[j][0], operands[j][1], k)
+                bad = self.icmp("ne", have, ref)
+                self.check(bad, f"{what}: shapes do not match: size {{have}} != {{need}} along dimension {i} "
+                           "(only dimensions of static size 1 broadcast)", have, ref)
+                smallest = self.iop("minsi", smallest, have)
+            for j, k, _ in cands:
+                clip.setdefault(j, {})[k] = smallest
+        for j, dims in clip.items():
+            ssa, t = operands[j]
+            sizes, shape = [], []
+            for k in range(t.ndim):
+                if k in dims:
+                    sizes.append(dims[k])
+                    shape.append(None)
                 else:
-                    raise RuntimeError(f"internal error: no operand gives dimension {i}")
+                    sizes.append(str(t.shape[k]) if t.shape[k] is not None else self.dim(ssa, t, k))
+                    shape.append(t.shape[k])
+            new_t = TensorType(t.dtype, tuple(shape))
+            zeros = ", ".join("0" for _ in range(t.ndim))
+            ones = ", ".join("1" for _ in range(t.ndim))
+            sliced = self.op(f"tensor.extract_slice {ssa}[{zeros}] [{', '.join(sizes)}] [{ones}] : "
+                             f"{t.mlir} to {new_t.mlir}", "clip")
+            operands[j] = (sliced, new_t)
         ins = []
         for ssa, t in operands:
             if t.ndim == 0:
@@ -448,7 +490,7 @@ class Block:
                 i = k + rank - t.ndim
                 exprs.append("0" if size == 1 and out_type.shape[i] != 1 else f"d{i}")
             ins.append((ssa, t, "(" + ", ".join(exprs) + ")"))
-        out = self.empty(out_type, out_dims)
+        out = self.empty(out_type, final_dims)
         ident = "(" + ", ".join(f"d{i}" for i in range(rank)) + ")"
 
         def gen_body(b: Block, args: list[str]) -> list[str]:

@@ -75,16 +75,7 @@ class Alloc(Op):
         def body(bb: Block, args: list[str]) -> str:
             return bb.cast(args[0], src, out.dtype)
 
-        # The value's dimensions must be 1 or equal to the target's.
-        rank = out.ndim
-        for k, size in enumerate(value.type.shape):
-            i = k + rank - value.ndim
-            if size == 1:
-                continue
-            have = b.dim(inputs[0], value.type, k)
-            bad = b.icmp("ne", have, dims[i])
-            b.check(bad, f"alloc: value dimension {k} is {{have}} but the target has {{need}}", have, dims[i])
-        return [b.elementwise(out, [(inputs[0], value.type)], body, out_dims=dims)]
+        return [b.elementwise(out, [(inputs[0], value.type)], body, out_dims=dims, what="alloc")]
 
 
 class Arange(Op):

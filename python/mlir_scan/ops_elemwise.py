@@ -483,7 +483,8 @@ class Elemwise(Op):
         out = node.outputs[0].type
         operands = [(s, v.type) for s, v in zip(inputs, node.inputs)]
         scalar_op = self.scalar_op
-        return [b.elementwise(out, operands, lambda bb, args: scalar_op.emit(bb, args, dtypes, out.dtype))]
+        return [b.elementwise(out, operands, lambda bb, args: scalar_op.emit(bb, args, dtypes, out.dtype),
+                              what=scalar_op.name)]
 
 
 def elemwise(name: str, *inputs: Variable) -> Variable:

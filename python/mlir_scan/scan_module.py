@@ -480,10 +480,51 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                     nitsot_dims.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
         nitsot_shapes.append(tuple(shape))
 
-    # -- the op ---------------------------------------------------------------------------------
     order_mit = [i for i, (k, _, _) in enumerate(infos) if k == "mitsot"]
     order_sit = [i for i, (k, _, _) in enumerate(infos) if k == "sitsot"]
     order_nit = [i for i, (k, _, _) in enumerate(infos) if k == "nitsot"]
+
+    # -- states: fn's output must keep the state's shape -----------------------------------------
+    state_checks, state_dims = [], []
+    all_inner_ids = inner_ids | {p.id for p in free_phs}
+
+    def check_state(pos: int, out: Variable, state_t: TensorType, init: Variable, offset: int, label: str) -> None:
+        for d in range(out.ndim):
+            if state_t.shape[d] is not None and out.type.shape[d] is not None:
+                continue  # equal, checked above
+            dim = shape_of(out)[d]
+            if isinstance(dim, int):
+                if state_t.shape[d] is not None:
+                    if dim != state_t.shape[d]:
+                        raise ValueError(f"{what}: {label}: size {dim} != {state_t.shape[d]} along dimension {d}")
+                    continue
+                outer = T.constant(dim, dtype="int64")
+            else:
+                outer = _outer_dim(dim, outer_of, value_of, all_inner_ids)
+            msg = (f"{what}: {label} along dimension {d}: the output has size {{have}}, the state has size "
+                   "{need}")
+            if outer is None:
+                state_checks.append((pos, d, False, msg))
+                continue
+            if (outer.owner is not None and isinstance(outer.owner.op, Shape_i)
+                    and outer.owner.inputs[0] is init and outer.owner.op.i == d + offset):
+                continue  # the state's own size
+            state_checks.append((pos, d, True, msg))
+            state_dims.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
+
+    pos = 0
+    for i in order_mit + order_sit:
+        kind, init, _ = infos[i]
+        state_t = init.type if kind == "sitsot" else init.type.row()
+        check_state(pos, inner_outs[i], state_t, init, 1 if kind == "mitsot" else 0,
+                    f"fn's output #{i} must have the shape of its initial state (outputs_info[{i}])")
+        pos += 1
+    for s, expr in zip(updates, inner_upds):
+        check_state(pos, expr, s.type, s, 0,
+                    f"the update of {s} inside the scan must keep its shape")
+        pos += 1
+
+    # -- the op ---------------------------------------------------------------------------------
     inner_inputs: list[Variable] = []
     for (_, taps), phs in zip(seqs, seq_phs):
         inner_inputs.extend(phs[t] for t in sorted(taps))
@@ -514,6 +555,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         name=name,
         truncate_gradient=int(truncate_gradient),
         kinds=["output"] * len(order_sit) + ["update"] * n_upd,
+        state_checks=state_checks,
     )
     if not op_outputs or (len(op_outputs) == 1 and inner_cond is not None):
         return (None if not return_list else []), OrderedUpdates()
@@ -525,6 +567,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         *updates.keys(),
         *all_nonseqs,
         *nitsot_dims,
+        *state_dims,
     )
     results: list[Variable | None] = [None] * n_user
     pos = 0

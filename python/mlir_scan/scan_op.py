@@ -51,6 +51,7 @@ class ScanOp(Op):
         name: str | None = None,
         truncate_gradient: int = -1,
         kinds: list[str] | None = None,
+        state_checks: list[tuple[int, int, bool, str]] | None = None,
     ):
         self.inner_inputs = list(inner_inputs)
         self.inner_outputs = list(inner_outputs)
@@ -69,6 +70,10 @@ class ScanOp(Op):
         self.truncate_gradient = truncate_gradient
         #: What each sitsot is: "output" (a user's), "update" (a shared variable).
         self.kinds = kinds or ["output"] * n_sitsot
+        #: (output, dimension, checked before the loop?, message): state rows
+        #: whose size must match the size of fn's output. Checks done before
+        #: the loop take the output's size, computed outside, as an input.
+        self.state_checks = [tuple(c) for c in (state_checks or [])]
         n_out = self.n_mitsot + n_sitsot + n_nitsot
         if len(self.keep) != n_out:
             raise ValueError("ScanOp: one keep entry per output")
@@ -95,13 +100,17 @@ class ScanOp(Op):
     def n_dyn_dims(self) -> int:
         return sum(1 for s in self.nitsot_shapes for d in s if d is None)
 
+    def n_check_inputs(self) -> int:
+        return sum(1 for c in self.state_checks if c[2])
+
     def outer_groups(self, node: Apply) -> dict[str, list[Variable]]:
         """The node's inputs split into the groups of ``scan.scan``."""
         ins = node.inputs
         i = 1
         groups = {"n_steps": [ins[0]]}
         for name, n in (("sequences", self.n_seqs), ("mitsot", self.n_mitsot), ("sitsot", self.n_sitsot),
-                        ("nonseqs", self.n_nonseqs), ("nitsot_dims", self.n_dyn_dims())):
+                        ("nonseqs", self.n_nonseqs), ("nitsot_dims", self.n_dyn_dims()),
+                        ("state_dims", self.n_check_inputs())):
             groups[name] = ins[i:i + n]
             i += n
         return groups
@@ -112,7 +121,8 @@ class ScanOp(Op):
         return int(n_steps.data)
 
     def make_node(self, n_steps: Variable, *outer: Variable) -> Apply:
-        expected = self.n_seqs + self.n_mitsot + self.n_sitsot + self.n_nonseqs + self.n_dyn_dims()
+        expected = (self.n_seqs + self.n_mitsot + self.n_sitsot + self.n_nonseqs + self.n_dyn_dims()
+                    + self.n_check_inputs())
         if len(outer) != expected:
             raise TypeError(f"{self}: expected {expected + 1} inputs, got {len(outer) + 1}")
         if n_steps.ndim != 0 or n_steps.dtype not in ("int8", "int16", "int32", "int64"):
@@ -195,11 +205,32 @@ class ScanOp(Op):
         sitsots = [next(it) for _ in range(self.n_sitsot)]
         nonseqs = [next(it) for _ in range(self.n_nonseqs)]
         dims = [next(it) for _ in range(self.n_dyn_dims())]
+        state_dims = [next(it) for _ in range(self.n_check_inputs())]
 
         n_index = b.to_index(n_ssa, node.inputs[0].dtype)
         if isinstance(node.inputs[0], Constant):
             n_index = b.index(int(node.inputs[0].data))
         n_static = self.static_steps(node.inputs[0])
+
+        # fn's outputs must have the shape of their states: checked before the
+        # loop where the output's size is known outside (no step runs if not).
+        inits = mitsots + sitsots
+        init_vars = list(groups["mitsot"]) + list(groups["sitsot"])
+        any_bad = None
+        sd_it = iter(zip(state_dims, groups["state_dims"]))
+        for out_idx, d, hoisted, message in self.state_checks:
+            if not hoisted:
+                continue
+            ssa, var = next(sd_it)
+            have = b.to_index(ssa, var.dtype)
+            init_t = init_vars[out_idx].type
+            need = b.dim(inits[out_idx], init_t, d + (1 if out_idx < self.n_mitsot else 0))
+            bad = b.icmp("ne", have, need)
+            b.check(bad, message, have, need)
+            any_bad = bad if any_bad is None else b.op(f"arith.ori {any_bad}, {bad} : i1")
+        if any_bad is not None:
+            n_index = b.select(any_bad, b.index(0), n_index, "index")
+            n_static = None
 
         # Nitsots with dynamic rows become sitsots with a zero init.
         nit_out = self.inner_outputs[self.n_mitsot + self.n_sitsot:self.n_outputs]
@@ -260,17 +291,46 @@ class ScanOp(Op):
         # Yields: mitsot, sitsot (+ converted nitsots), static nitsots, until.
         yields: list[tuple[str, str]] = []
 
-        def yield_value(var: Variable, want: TensorType) -> None:
+        def yield_value(var: Variable, want: TensorType, ref: str | None = None, idx: int = -1) -> None:
             ssa = region.value(var)
+            guards = [(d, msg) for o, d, hoisted, msg in self.state_checks if o == idx and not hoisted]
+            if guards and ref is not None:
+                # The size is only known inside the loop: check every step and
+                # keep the previous state on a mismatch (never write out of bounds).
+                ok = None
+                for d, msg in guards:
+                    have = region.dim(ssa, var.type, d)
+                    need = region.dim(ref, want, d)
+                    bad = region.icmp("ne", have, need)
+                    region.check(bad, msg, have, need)
+                    good = region.op(f"arith.xori {bad}, {region.const(True, 'bool')} : i1")
+                    ok = good if ok is None else region.op(f"arith.andi {ok}, {good} : i1")
+                res = b.module.fresh("guard")
+                then = region.child(inherit=True)
+                cast = then.tensor_cast(ssa, var.type, want)
+                then.stmt(f"scf.yield {cast} : {want.mlir}")
+                region.stmt(f"{res} = scf.if {ok} -> ({want.mlir}) {{")
+                region.lines.extend(then.lines)
+                region.stmt(f"}} else {{\n  scf.yield {ref} : {want.mlir}\n}}")
+                yields.append((res, want.mlir))
+                return
             if var.ndim:
                 ssa = region.tensor_cast(ssa, var.type, want)
             yields.append((ssa, want.mlir))
 
         outs = self.inner_outputs
+        k = 0
+        mit_refs = []
+        for i, taps in enumerate(self.seq_taps):
+            k += len(taps)
+        for i, taps in enumerate(self.mitsot_taps):
+            mit_refs.append(region.lookup(self.inner_inputs[k]))
+            k += len(taps)
+        sit_refs = [region.lookup(self.inner_inputs[k + i]) for i in range(self.n_sitsot)]
         for i in range(self.n_mitsot):
-            yield_value(outs[i], mit_vars[i].type.row())
+            yield_value(outs[i], mit_vars[i].type.row(), mit_refs[i], i)
         for i in range(self.n_sitsot):
-            yield_value(outs[self.n_mitsot + i], sit_vars[i].type)
+            yield_value(outs[self.n_mitsot + i], sit_vars[i].type, sit_refs[i], self.n_mitsot + i)
         for j, _, row in converted:
             yield_value(nit_out[j], row)
         for j in static_nit:
