@@ -224,10 +224,9 @@ class Function:
             values.append(value[()] if value.ndim == 0 else value)
         try:
             raw = self._fn(*values)
-        except ValueError as exc:
-            mine = self._take_error()
-            if mine is not None:
-                raise mine from exc
+        except ValueError:
+            # A scan's own check (n_steps, sequence lengths) fails first.
+            self._take_error()
             raise
         mine = self._take_error()
         if mine is not None:

@@ -571,8 +571,10 @@ class Reshape(Op):
             r = good.tensor_cast(flat, flat_t, out)
         else:
             groups = "[[" + ", ".join(str(i) for i in range(out.ndim)) + "]]"
+            # Static sizes must be literals (they are part of the result type).
+            mixed = [str(s) if s is not None else d for s, d in zip(self.shape, dims)]
             r = good.op(
-                f"tensor.expand_shape {flat} {groups} output_shape [{', '.join(dims)}] : "
+                f"tensor.expand_shape {flat} {groups} output_shape [{', '.join(mixed)}] : "
                 f"{flat_t.mlir} into {out.mlir}"
             )
         good.stmt(f"scf.yield {r} : {out.mlir}")
