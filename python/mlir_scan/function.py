@@ -196,22 +196,21 @@ class Function:
     # -- calls ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
-            args = list(args)
+            if len(args) > len(self.inputs):
+                raise TypeError(f"function: expected {len(self.inputs)} argument(s), got {len(args)}")
+            full = list(args) + [_MISSING] * (len(self.inputs) - len(args))
             names = [v.name for v in self.inputs]
             for key, value in kwargs.items():
                 if key not in names:
                     raise TypeError(f"function: unexpected keyword argument {key!r}")
                 k = names.index(key)
-                if k < len(args):
+                if full[k] is not _MISSING:
                     raise TypeError(f"function: argument {key!r} given twice")
-                while len(args) < k:
-                    args.append(_MISSING)
-                if len(args) == k:
-                    args.append(value)
-                else:
-                    args[k] = value
-            if any(a is _MISSING for a in args):
-                raise TypeError("function: missing arguments")
+                full[k] = value
+            missing = [names[k] or f"#{k}" for k, a in enumerate(full) if a is _MISSING]
+            if missing:
+                raise TypeError(f"function: missing argument(s) {', '.join(missing)}")
+            args = tuple(full)
         if len(args) != len(self.inputs):
             raise TypeError(f"function: expected {len(self.inputs)} argument(s), got {len(args)}")
         values = []

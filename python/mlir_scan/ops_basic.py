@@ -474,11 +474,18 @@ class Join(Op):
             sizes = []
             ok = None
             for d in range(out.ndim):
-                if d == self.axis:
+                if t.shape[d] is not None:
+                    # Static sizes are literals: they make the slice's type.
+                    sizes.append(str(t.shape[d]))
+                    if d == self.axis or out.shape[d] is not None:
+                        continue
+                    have = b.index(t.shape[d])
+                elif d == self.axis:
                     sizes.append(b.dim(s, t, d))
                     continue
-                have = b.dim(s, t, d)
-                sizes.append(have)
+                else:
+                    have = b.dim(s, t, d)
+                    sizes.append(have)
                 bad = b.icmp("ne", have, dims[d])
                 b.check(bad, f"concatenate: tensor #{k} has size {{have}} along dimension {d}, expected {{need}}",
                         have, dims[d])
@@ -559,28 +566,52 @@ class Reshape(Op):
         if out.ndim == 0:
             return [b.op(f"tensor.extract {flat}[{b.index(0)}] : {flat_t.mlir}")]
         res = b.module.fresh("reshape")
-        b.stmt(f"{res} = scf.if {bad} -> ({out.mlir}) {{")
         zero = b.const(0.0 if is_float(x.dtype) else (False if x.dtype == "bool" else 0), x.dtype)
         bad_b = b.child(inherit=True)
         z = bad_b.filled(out, dims, zero)
         bad_b.stmt(f"scf.yield {z} : {out.mlir}")
-        b.lines.extend(bad_b.lines)
-        b.stmt("} else {")
         good = b.child(inherit=True)
         if out.ndim == 1:
             r = good.tensor_cast(flat, flat_t, out)
+        elif sum(1 for s in self.shape if s is None) > 1:
+            # expand_shape with several dynamic sizes in one group trips an
+            # assertion in expand-strided-metadata (LLVM 22): read the
+            # elements by their linear index instead.
+            r = _reshape_gather(good, flat, flat_t, out, dims)
         else:
             groups = "[[" + ", ".join(str(i) for i in range(out.ndim)) + "]]"
-            # Static sizes must be literals (they are part of the result type).
+            # Static sizes must be literals (they are part of the result type),
+            # and the collapsed size is static exactly when all sizes are.
+            want_flat = TensorType(x.dtype, (int(np.prod(self.shape)) if None not in self.shape else None,))
+            flat = good.tensor_cast(flat, flat_t, want_flat)
+            flat_t = want_flat
             mixed = [str(s) if s is not None else d for s, d in zip(self.shape, dims)]
             r = good.op(
                 f"tensor.expand_shape {flat} {groups} output_shape [{', '.join(mixed)}] : "
                 f"{flat_t.mlir} into {out.mlir}"
             )
         good.stmt(f"scf.yield {r} : {out.mlir}")
+        b.stmt(f"{res} = scf.if {bad} -> ({out.mlir}) {{")
+        b.lines.extend(bad_b.lines)
+        b.stmt("} else {")
         b.lines.extend(good.lines)
         b.stmt("}")
         return [res]
+
+
+def _reshape_gather(b: Block, flat: str, flat_t: TensorType, out: TensorType, dims: list[str]) -> str:
+    """``out[i, j, ...] = flat[linear index of (i, j, ...)]`` as a ``linalg.generic``."""
+    empty = b.empty(out, dims)
+
+    def body(bb: Block, args: list[str]) -> list[str]:
+        lin = bb.op("linalg.index 0 : index")
+        for d in range(1, out.ndim):
+            lin = bb.iop("muli", lin, dims[d])
+            lin = bb.iop("addi", lin, bb.op(f"linalg.index {d} : index"))
+        return [bb.op(f"tensor.extract {flat}[{lin}] : {flat_t.mlir}")]
+
+    ident = "(" + ", ".join(f"d{i}" for i in range(out.ndim)) + ")"
+    return b.generic([], [(empty, out, ident)], ["parallel"] * out.ndim, body)[0]
 
 
 class Copy(Op):

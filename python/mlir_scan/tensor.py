@@ -364,6 +364,8 @@ def arange(start, stop=None, step=1, dtype: str | None = None) -> Variable:
     if dtype is None:
         py = [a for a in args if not isinstance(a, Variable)]
         if not sym:
+            if step == 0:
+                raise ValueError("arange: step must not be zero")
             dtype = np.arange(*args).dtype.name
         else:
             dtypes = [a.dtype for a in sym]
@@ -621,13 +623,10 @@ def _getitem(x: Variable, key) -> Variable:
         dim = shape_of(src)[d]
         return constant(dim, dtype="int64") if isinstance(dim, int) else dim
     idx_list, syms, newaxes = make_index_list(x, key)
-    if builtins.all(e == ("s", None, None, None) for e in idx_list):
-        out = x
-    else:
-        # Trailing full slices are implicit.
-        while idx_list and idx_list[-1] == ("s", None, None, None):
-            idx_list = idx_list[:-1]
-        out = Subtensor(idx_list)(x, *syms)
+    # Trailing full slices are implicit (x[:] is a Subtensor with no index).
+    while idx_list and idx_list[-1] == ("s", None, None, None):
+        idx_list = idx_list[:-1]
+    out = Subtensor(idx_list)(x, *syms)
     if newaxes:
         pattern: list = list(range(out.ndim))
         for p in newaxes:
@@ -647,10 +646,6 @@ def set_subtensor(x, y) -> Variable:
 
     ``T.set_subtensor(z[i, j], v)`` is ``z`` with ``z[i, j] = v``.
     """
-    if isinstance(x, Variable) and (x.owner is None or not isinstance(x.owner.op, Subtensor)):
-        # z[:] or z[...] is z itself: the whole tensor is replaced.
-        y, = _operands(y)
-        return fill(x, cast(y, x.dtype) if y.dtype != x.dtype else y)
     base, idx_list, syms = _subtensor_parts(x, "set_subtensor")
     y, = _operands(y)
     return IncSubtensor(idx_list, True)(base, y, *syms)
@@ -658,8 +653,6 @@ def set_subtensor(x, y) -> Variable:
 
 def inc_subtensor(x, y) -> Variable:
     """A copy of the tensor indexed by `x` with `y` added to the indexed part."""
-    if isinstance(x, Variable) and (x.owner is None or not isinstance(x.owner.op, Subtensor)):
-        return add(x, y)
     base, idx_list, syms = _subtensor_parts(x, "inc_subtensor")
     y, = _operands(y)
     return IncSubtensor(idx_list, False)(base, y, *syms)
@@ -693,6 +686,16 @@ _METHODS = {k: v for k, v in _METHODS.items() if v is not None}
 
 for _name, _fn in _METHODS.items():
     setattr(Variable, _name, _fn)
+
+
+def _setitem(self, key, value):
+    raise TypeError(
+        "symbolic variables are immutable: use T.set_subtensor(x[key], value) "
+        "or T.inc_subtensor(x[key], value)"
+    )
+
+
+Variable.__setitem__ = _setitem
 Variable.T = property(lambda self: transpose(self))
 Variable.shape = property(shape)  # type: ignore[assignment]
 Variable.size = property(lambda self: prod(shape(self)) if self.ndim else constant(1, dtype="int64"))
