@@ -15,8 +15,8 @@ Example::
     >>> b.value(x * 2.0)
     '%v1'
     >>> print("\\n".join(b.lines))
-        %v0 = arith.constant 2.0 : f64
-        %v1 = arith.mulf %x, %v0 : f64
+        %c0 = arith.constant 2.0 : f64
+        %v1 = arith.mulf %x, %c0 : f64
 """
 
 from __future__ import annotations

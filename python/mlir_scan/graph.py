@@ -17,7 +17,7 @@ Example::
     TensorType(float64, (None,))
     >>> y.owner.op
     Elemwise(add)
-    >>> [v.name for v in graph_inputs([y])]
+    >>> [v.name for v in graph_inputs([y]) if not isinstance(v, Constant)]
     ['x']
 """
 
@@ -220,7 +220,8 @@ class Variable:
         if self.owner is not None:
             out = f".{self.index}" if len(self.owner.outputs) > 1 else ""
             return f"{self.owner.op}{out}"
-        return f"<{self.type.dtype}, {_shape_text(self.type.shape)}>"
+        kind = {0: "scalar", 1: "vector", 2: "matrix"}.get(self.ndim, f"tensor{self.ndim}")
+        return f"<TensorType({self.type.dtype}, {kind})>"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self}: {self.type.dtype}{_shape_text(self.type.shape)})"

@@ -405,28 +405,32 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
     dependent = depends_on(inner, inner_ids)
     free: list[Variable] = []
     free_ids: set[int] = set()
+    consumers: dict[int, Any] = {}
 
-    def consider(v: Variable) -> None:
+    def consider(v: Variable, node: Any = None) -> None:
         if v.id in dependent or isinstance(v, Constant) or v.id in free_ids:
             return
         if all(isinstance(r, Constant) for r in graph_inputs([v])):
             return  # computable from constants: recomputed inside the loop
         free_ids.add(v.id)
         free.append(v)
+        consumers[v.id] = node
 
     for node in toposort(inner):
         if any(v.id in dependent for v in node.outputs):
             for v in node.inputs:
-                consider(v)
+                consider(v, node)
     for v in inner:
         consider(v)
     if free and strict:
         v = free[0]
+        node = consumers[v.id]
+        used_for = f"{node.op}({', '.join(str(i) for i in node.inputs)})" if node is not None else str(v)
         roots = [r for r in graph_inputs([v]) if not isinstance(r, Constant)]
         raise MissingInputError(
-            f"{what} (strict=True): an input of the graph, used to compute {v}, was not provided: "
-            f"fn uses {', '.join(str(r) for r in roots)} without receiving it. Pass it in non_sequences "
-            "(and as an argument of fn)."
+            f"{what} (strict=True): an input of the graph, used to compute {used_for}, was not provided "
+            f"and not given a value: fn uses {', '.join(str(r) for r in roots)} without receiving it. "
+            "Pass it in non_sequences (and as an argument of fn)."
         )
     free_phs = [_Placeholder(v.type, name=v.name) for v in free]
     if free:

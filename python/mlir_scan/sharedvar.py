@@ -109,7 +109,7 @@ class SharedVariable(Variable):
         self._value = np.asarray(array)
 
     def __str__(self) -> str:
-        return self.name or f"<shared {self.type.dtype}{self.type.shape}>"
+        return self.name or super().__str__()
 
     def clone(self) -> "SharedVariable":
         return SharedVariable(self._value, self.type, self.name, self._allow_downcast)

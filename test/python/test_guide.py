@@ -260,3 +260,14 @@ def test_scan_checkpoints(capsys):
     chunks, last = f(values, 1.0)
     np.testing.assert_allclose(chunks, 1.0 + np.cumsum(values)[[3, 7, 11]])
     np.testing.assert_allclose(last, 1.0 + values.sum())
+
+
+def test_readme_example(capsys):
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    section = readme[readme.index("## Theano's API"):]
+    code = section[section.index("```python") + len("```python"):]
+    code = code[: code.index("```")]
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == str(np.arange(10.0) ** 2)
+    assert "scan.scan" in out and "scf.for" in out
