@@ -21,7 +21,7 @@ Example (the guide's shared-variable example)::
     ([array(12), array(22)], array(21))
     >>> print(f.ir)                             # doctest: +ELLIPSIS
     module {
-      func.func @f(%a0: i64) -> (i64, i64, i64) {
+      func.func @f(%in0: i64) -> (i64, i64, i64) {
     ...
 """
 
@@ -179,10 +179,12 @@ class Function:
         module = ModuleEmitter()
         body = module.function_block()
         params = []
-        for i, v in enumerate(list(self.inputs) + list(self.shared)):
-            arg = f"%a{i}"
+        for v in list(self.inputs) + list(self.shared):
+            arg = module.fresh("in")
             body.bind(v, arg)
-            params.append(f"{arg}: {v.type.mlir}")
+            # The caller's arrays are passed without a copy: never write into them.
+            attr = " {bufferization.writable = false}" if v.ndim else ""
+            params.append(f"{arg}: {v.type.mlir}{attr}")
         results = []
         for v in self.outputs + list(self.updates.values()):
             results.append((body.value(v), v.type.mlir))

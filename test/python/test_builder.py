@@ -771,3 +771,40 @@ def test_random_streams():
     assert (again[0] != uv).all()
     srng.seed(42)
     np.testing.assert_array_equal(f([0.0, 1.0, 0.0])[0], uv)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scans_of_every_dtype(dtype):
+    xs, m, s = T.vector(dtype=dtype), T.matrix(dtype=dtype), T.scalar(dtype=dtype)
+    if dtype == "bool":
+        acc, _ = theano.scan(lambda x, a: a | x, sequences=xs, outputs_info=T.constant(False))
+        mapped, _ = theano.map(lambda r: ~r, sequences=m)
+        xv, mv = np.array([False, True, False]), np.array([[True, False], [False, False]])
+        ref_acc, ref_map = np.logical_or.accumulate(xv), ~mv
+    else:
+        acc, _ = theano.scan(lambda x, a: a + x, sequences=xs, outputs_info=T.constant(np.asarray(0, dtype)))
+        mapped, _ = theano.map(lambda r: r * 2, sequences=m)
+        xv, mv = np.array([1, 2, 3], dtype=dtype), np.arange(4, dtype=dtype).reshape(2, 2)
+        ref_acc, ref_map = np.cumsum(xv).astype(dtype), mv * 2
+    out = F([xs, m, s], [acc, mapped, s, xs[0], m[1]])(xv, mv, xv[1])
+    np.testing.assert_array_equal(out[0], ref_acc)
+    np.testing.assert_array_equal(out[1], ref_map)
+    assert out[0].dtype == np.dtype(dtype) and out[1].dtype == np.dtype(dtype)
+    assert out[2] == xv[1] and out[3] == xv[0]
+    np.testing.assert_array_equal(out[4], mv[1])
+
+
+def test_inputs_and_shared_values_are_never_modified():
+    x = T.dvector("x")
+    s = theano.shared(np.arange(3.0))
+    out, _ = theano.scan(lambda p: T.set_subtensor(p[0], p[0] + 1), outputs_info=x, n_steps=2)
+    f = F([x], [T.set_subtensor(x[0], 9.0), T.inc_subtensor(s[1:], 1.0), out, x])
+    xv = np.zeros(3)
+    got = f(xv)
+    np.testing.assert_array_equal(xv, np.zeros(3))
+    np.testing.assert_array_equal(s.get_value(), np.arange(3.0))
+    np.testing.assert_array_equal(got[0], [9, 0, 0])
+    np.testing.assert_array_equal(got[1], [0, 2, 3])
+    np.testing.assert_array_equal(got[2], [[1, 0, 0], [2, 0, 0]])
+    got[3][0] = 5.0  # a returned input is a copy
+    assert xv[0] == 0.0
