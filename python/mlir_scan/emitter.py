@@ -141,6 +141,8 @@ class Block:
         self.lines: list[str] = []
         self._values: dict[int, str] = {}
         self._consts: dict[tuple[str, str], str] = {}
+        #: Nodes computed inside their only consumer's loop (see :meth:`plan`).
+        self.fused: set[int] = set()
 
     # -- scopes --------------------------------------------------------------
     def child(self, inherit: bool) -> "Block":
@@ -222,6 +224,40 @@ class Block:
         return self._cached(key, lambda: self.op(f"arith.constant dense<{body}> : {type_.mlir}", "cst"))
 
     # -- values ----------------------------------------------------------------
+    def plan(self, outputs: Sequence[Variable]) -> None:
+        """Decides which nodes are fused into their consumer before emitting `outputs`.
+
+        An element-wise node whose only use is another element-wise node of the
+        same shape is computed inside that node's ``linalg.generic`` instead of
+        in a loop (and a temporary tensor) of its own.
+        """
+        from .ops_elemwise import Elemwise
+
+        bound: set[int] = set()
+        scope: Block | None = self
+        while scope is not None:
+            bound.update(scope._values)
+            scope = scope.parent
+        nodes = toposort(outputs, stop=bound)
+        uses: dict[int, int] = {}
+        for v in outputs:
+            uses[v.id] = uses.get(v.id, 0) + 1
+        for node in nodes:
+            for v in node.inputs:
+                uses[v.id] = uses.get(v.id, 0) + 1
+        for node in nodes:
+            if not isinstance(node.op, Elemwise) or node.outputs[0].ndim == 0:
+                continue
+            out_shape = node.outputs[0].type.shape
+            for v in node.inputs:
+                producer = v.owner
+                if (producer is None or not isinstance(producer.op, Elemwise) or uses.get(v.id) != 1
+                        or v.id in bound or v.ndim != len(out_shape)):
+                    continue
+                if any(a == 1 and c != 1 for a, c in zip(v.type.shape, out_shape)):
+                    continue
+                self.fused.add(id(producer))
+
     def value(self, var: Variable) -> str:
         """The SSA name of `var`, emitting whatever it needs first."""
         ssa = self.lookup(var)
@@ -242,9 +278,14 @@ class Block:
         for node in toposort([var], stop=bound):
             if all(self.lookup(o) is not None for o in node.outputs):
                 continue
-            args = []
+            if id(node) in self.fused and node.outputs[0] is not var:
+                continue  # emitted inside its consumer
+            args: list = []
             for inp in node.inputs:
                 s = self.lookup(inp)
+                if s is None and inp.owner is not None and id(inp.owner) in self.fused:
+                    args.append(None)  # the consumer computes it
+                    continue
                 if s is None:
                     if isinstance(inp, Constant):
                         s = self._constant(inp)

@@ -186,6 +186,7 @@ class Function:
             attr = " {bufferization.writable = false}" if v.ndim else ""
             params.append(f"{arg}: {v.type.mlir}{attr}")
         results = []
+        body.plan(self.outputs + list(self.updates.values()))
         for v in self.outputs + list(self.updates.values()):
             results.append((body.value(v), v.type.mlir))
         body.stmt(f"return {', '.join(s for s, _ in results)}" + (

@@ -478,13 +478,40 @@ class Elemwise(Op):
                     break
         return [tuple(dims)]
 
-    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
-        dtypes = [v.type.dtype for v in node.inputs]
+    def emit(self, b: Block, node: Apply, inputs: list) -> list[str]:
+        # Inputs given as None are element-wise nodes fused into this one:
+        # their leaves become operands and their scalar ops go in the body.
         out = node.outputs[0].type
-        operands = [(s, v.type) for s, v in zip(inputs, node.inputs)]
-        scalar_op = self.scalar_op
-        return [b.elementwise(out, operands, lambda bb, args: scalar_op.emit(bb, args, dtypes, out.dtype),
-                              what=scalar_op.name)]
+        operands: list[tuple[str, TensorType]] = []
+
+        def operand(v: Variable):
+            s = b.lookup(v)
+            if s is not None:
+                return s
+            if v.owner is not None and id(v.owner) in b.fused:
+                return None
+            return b.value(v)
+
+        def tree(n: Apply, ssas: list) -> tuple:
+            children = []
+            for v, s in zip(n.inputs, ssas):
+                if s is None:
+                    children.append(tree(v.owner, [operand(i) for i in v.owner.inputs]))
+                else:
+                    operands.append((s, v.type))
+                    children.append(len(operands) - 1)
+            return (n, children)
+
+        root = tree(node, list(inputs))
+        what = self.scalar_op.name
+
+        def compute(bb: Block, args: list[str], t: tuple) -> str:
+            n, children = t
+            vals = [args[c] if isinstance(c, int) else compute(bb, args, c) for c in children]
+            dtypes = [v.type.dtype for v in n.inputs]
+            return n.op.scalar_op.emit(bb, vals, dtypes, n.outputs[0].type.dtype)
+
+        return [b.elementwise(out, operands, lambda bb, args: compute(bb, args, root), what=what)]
 
 
 def elemwise(name: str, *inputs: Variable) -> Variable:

@@ -290,6 +290,7 @@ class ScanOp(Op):
 
         # Yields: mitsot, sitsot (+ converted nitsots), static nitsots, until.
         yields: list[tuple[str, str]] = []
+        region.plan(self.inner_outputs)
 
         def yield_value(var: Variable, want: TensorType, ref: str | None = None, idx: int = -1) -> None:
             ssa = region.value(var)
