@@ -302,6 +302,16 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
             raise ValueError(f"{what}: n_steps is {n_steps}, must be >= 0 (negative n_steps are not supported)")
         n_var = T.constant(int(n_steps), dtype="int64")
 
+    if isinstance(n_var, Constant):
+        for i, (var, taps) in enumerate(seqs):
+            span = max(0, max(taps)) - min(0, min(taps))
+            length = var.type.shape[0]
+            if length is not None and length < int(n_var.data) + span:
+                raise ValueError(
+                    f"{what}: sequences[{i}] has {length} rows but {int(n_var.data)} steps with taps {taps} "
+                    f"need {int(n_var.data) + span}"
+                )
+
     # -- placeholders and the call to fn ----------------------------------------------
     seq_phs: list[dict[int, Variable]] = []
     fn_args: list[Variable] = []

@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 from typing import Any, Sequence
 
@@ -718,24 +719,15 @@ def relu(x, alpha=0) -> Variable:
     return maximum(x, 0) if alpha == 0 else maximum(x, mul(alpha, x))
 
 
-nnet = types.SimpleNamespace(sigmoid=sigmoid, softplus=softplus, softmax=softmax, relu=relu)
+nnet = types.ModuleType("mlir_scan.tensor.nnet", "Theano's ``T.nnet``: sigmoid, softplus, softmax, relu.")
+nnet.sigmoid, nnet.softplus, nnet.softmax, nnet.relu = sigmoid, softplus, softmax, relu
 
+from . import random as shared_randomstreams  # noqa: E402  (``T.shared_randomstreams.RandomStreams``)
 
-def _random_streams():
-    from .random import RandomStreams
-
-    return RandomStreams
-
-
-class _LazyRandomNamespace(types.SimpleNamespace):
-    """``T.shared_randomstreams`` with ``RandomStreams`` (imported on first use)."""
-
-    @property
-    def RandomStreams(self):  # noqa: N802 - Theano's name
-        return _random_streams()
-
-
-shared_randomstreams = _LazyRandomNamespace()
+# ``from mlir_scan.tensor.nnet import sigmoid`` and
+# ``from mlir_scan.tensor.shared_randomstreams import RandomStreams`` work as in Theano.
+sys.modules.setdefault("mlir_scan.tensor.nnet", nnet)
+sys.modules.setdefault("mlir_scan.tensor.shared_randomstreams", shared_randomstreams)
 
 # Theano keeps the builder's names under T as well.
 _ = (MakeVector, Shape_i, float_dtype_for)

@@ -808,3 +808,29 @@ def test_inputs_and_shared_values_are_never_modified():
     np.testing.assert_array_equal(got[2], [[1, 0, 0], [2, 0, 0]])
     got[3][0] = 5.0  # a returned input is a copy
     assert xv[0] == 0.0
+
+
+def test_theano_import_forms_and_nested_random_scans():
+    from mlir_scan.tensor.nnet import sigmoid
+    from mlir_scan.tensor.shared_randomstreams import RandomStreams
+
+    assert sigmoid is T.nnet.sigmoid and RandomStreams is T.shared_randomstreams.RandomStreams
+    trng = RandomStreams(3)
+    xs = T.dvector("xs")
+
+    def outer(x):
+        r, upd = theano.scan(lambda: trng.uniform((2,)), n_steps=3)
+        return r.sum() + x, upd
+
+    values, updates = theano.scan(outer, sequences=xs)
+    f = F([xs], values, updates=updates)
+    a, b = f(np.zeros(4)), f(np.zeros(4))
+    assert a.shape == (4,) and (0 <= a).all() and (a < 6).all()
+    assert len(set(a) | set(b)) == 8  # every outer step and every call draws fresh numbers
+
+
+def test_static_sequence_too_short_is_a_build_error():
+    with pytest.raises(ValueError, match=r"sequences\[0\] has 3 rows but 2 steps with taps \[-4, 0\] need 6"):
+        theano.scan(lambda a, b: a + b, sequences=dict(input=T.tensor("float64", (3,)), taps=[-4, 0]), n_steps=2)
+    with pytest.raises(ValueError, match="too short for their taps"):
+        theano.scan(lambda a, b: a + b, sequences=dict(input=T.tensor("float64", (3,)), taps=[-4, 0]))
