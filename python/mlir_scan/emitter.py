@@ -210,7 +210,6 @@ class Block:
 
     def dense(self, array: np.ndarray, type_: TensorType) -> str:
         """A tensor constant."""
-        elem = type_.mlir_elem
         if array.size and np.all(array == array.flat[0]) and not (
             is_float(type_.dtype) and np.isnan(array.flat[0])
         ):
@@ -424,7 +423,7 @@ class Block:
         its = ", ".join(f'"{it}"' for it in iterators)
         inner = self.child(inherit=True)
         args, arg_decl = [], []
-        for ssa, t, _ in list(ins) + list(outs):
+        for _, t, _ in list(ins) + list(outs):
             elem = DTYPES[t] if isinstance(t, str) else t.mlir_elem
             a = self.module.fresh("a")
             args.append(a)
@@ -478,7 +477,7 @@ class Block:
         clip: dict[int, dict[int, str]] = {}  # operand -> {dim: size}
         for i, size in enumerate(out_type.shape):
             cands = []
-            for j, (ssa, t) in enumerate(operands):
+            for j, (_, t) in enumerate(operands):
                 k = i - (rank - t.ndim)
                 if k >= 0 and t.shape[k] != 1:
                     cands.append((j, k, t.shape[k]))

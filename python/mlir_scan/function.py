@@ -28,7 +28,6 @@ Example (the guide's shared-variable example)::
 from __future__ import annotations
 
 import ctypes
-import re
 import warnings
 from collections import OrderedDict
 from typing import Any, Sequence
@@ -296,5 +295,3 @@ def function(inputs: Sequence[Variable] | None = None, outputs: Any = None, mode
                     allow_input_downcast=allow_input_downcast, on_unused_input=on_unused_input,
                     no_default_updates=no_default_updates)
 
-
-_ = re

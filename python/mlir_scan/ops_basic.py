@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from .emitter import Block
-from .graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
-from .ops_elemwise import _nobool, broadcast_shapes, cast
+from .graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, upcast
+from .ops_elemwise import _nobool, broadcast_shapes
 
 __all__ = ["Alloc", "Arange", "Dot", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
 
@@ -436,7 +436,6 @@ class Join(Op):
         return Apply(self, list(tensors), [TensorType(dtype, tuple(shape))])
 
     def infer_shape(self, node, input_shapes):
-        from . import tensor as T
 
         out = []
         for d in range(node.outputs[0].ndim):
@@ -447,7 +446,6 @@ class Join(Op):
                 out.append(total)
             else:
                 out.append(input_shapes[0][d])
-        _ = T
         return [tuple(out)]
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
@@ -629,5 +627,3 @@ class Copy(Op):
             return [inputs[0]]
         return [b.elementwise(x.type, [(inputs[0], x.type)], lambda bb, args: args[0])]
 
-
-_ = (cast, is_int)

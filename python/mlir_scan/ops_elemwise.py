@@ -14,7 +14,6 @@ Example::
 
 from __future__ import annotations
 
-import numpy as np
 
 from .emitter import Block
 from .graph import DTYPES, Apply, Op, TensorType, Variable, is_float, is_int, upcast
@@ -524,6 +523,3 @@ def cast(x: Variable, dtype: str) -> Variable:
         return x
     return Elemwise(Cast(dtype))(x)
 
-
-# Referenced by the docstrings of the module; keeps NumPy imported for users.
-_ = np

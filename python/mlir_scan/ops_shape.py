@@ -144,7 +144,6 @@ def dims_from_shape_arg(shape, what: str) -> tuple:
     Accepts ``(3, n)``, ``[x.shape[0], 2]``, ``x.shape`` or any symbolic
     integer vector of static length.
     """
-    from . import tensor as T
 
     if isinstance(shape, Variable):
         if shape.ndim == 0:
@@ -186,5 +185,4 @@ def dims_from_shape_arg(shape, what: str) -> tuple:
         if value < 0:
             raise ValueError(f"{what}: dimension #{i} is negative ({value})")
         dims.append(value)
-    _ = T
     return tuple(dims)

@@ -34,7 +34,6 @@ def make_index_list(x: Variable, key) -> tuple[tuple, list[Variable], list]:
     Ellipsis expands to full slices; ``None`` (new axis) positions are
     returned separately (the caller inserts them with a dimshuffle).
     """
-    from . import tensor as T
 
     if not isinstance(key, tuple):
         key = (key,)
@@ -96,7 +95,6 @@ def make_index_list(x: Variable, key) -> tuple[tuple, list[Variable], list]:
                 raise IndexError("advanced (array) indexing is not supported; index with ints, scalars and slices")
             idx_list.append(("i", scalar(k, "index")))
         dim += 1
-    _ = T
     return tuple(idx_list), inputs, newaxes
 
 
@@ -257,7 +255,7 @@ def _as_ssa(b: Block, v) -> str:
 
 def _result_type(xt: TensorType, dims: list[_DimIndex]) -> TensorType:
     shape = []
-    for d, di in enumerate(dims):
+    for di in dims:
         if di.kind == "i":
             continue
         shape.append(di.size if isinstance(di.size, int) else None)

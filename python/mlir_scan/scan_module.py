@@ -361,7 +361,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
             raise TypeError(f"{what}: output #{i} of fn is not a tensor: {o!r}") from exc
 
     # -- states: check the outputs against their initial values --------------------------
-    for i, ((kind, init, taps), out) in enumerate(zip(infos, outputs)):
+    for i, ((kind, init, _), out) in enumerate(zip(infos, outputs)):
         label = f"outputs_info[{i}]"
         if kind == "nitsot":
             continue
@@ -761,4 +761,3 @@ def scan_checkpoints(fn: Callable, sequences: Any = None, outputs_info: Any = No
 scan.utils = types.SimpleNamespace(until=until)  # type: ignore[attr-defined]
 scan.until = until  # type: ignore[attr-defined]
 scan.scan_checkpoints = scan_checkpoints  # type: ignore[attr-defined]
-_ = TensorType

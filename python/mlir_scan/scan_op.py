@@ -276,12 +276,9 @@ class ScanOp(Op):
         for i in range(self.n_sitsot):
             bind(self.inner_inputs[k], sit_vars[i].type.mlir)
             k += 1
-        # The converted nitsots' states are never read: unbound placeholders.
-        conv_args = []
-        for j, _, row in converted:
-            a = b.module.fresh("unused")
-            arg_decls.append(f"{a}: {row.mlir}")
-            conv_args.append(a)
+        # The converted nitsots' states are never read: unbound block arguments.
+        for _, _, row in converted:
+            arg_decls.append(f"{b.module.fresh('unused')}: {row.mlir}")
         for i in range(self.n_nonseqs):
             bind(self.inner_inputs[k], non_vars[i].type.mlir)
             k += 1
@@ -320,11 +317,9 @@ class ScanOp(Op):
             yields.append((ssa, want.mlir))
 
         outs = self.inner_outputs
-        k = 0
+        k = sum(len(taps) for taps in self.seq_taps)
         mit_refs = []
-        for i, taps in enumerate(self.seq_taps):
-            k += len(taps)
-        for i, taps in enumerate(self.mitsot_taps):
+        for taps in self.mitsot_taps:
             mit_refs.append(region.lookup(self.inner_inputs[k]))
             k += len(taps)
         sit_refs = [region.lookup(self.inner_inputs[k + i]) for i in range(self.n_sitsot)]

@@ -36,8 +36,8 @@ import numpy as np
 from . import config
 from .graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
 from .ops_basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
-from .ops_elemwise import Elemwise, SCALAR_OPS, cast as _cast, float_dtype_for
-from .ops_shape import MakeVector, Shape, Shape_i, dims_from_shape_arg, shape_of
+from .ops_elemwise import Elemwise, SCALAR_OPS, cast as _cast
+from .ops_shape import Shape, dims_from_shape_arg, shape_of
 from .ops_subtensor import IncSubtensor, Subtensor, make_index_list
 
 __all__ = [
@@ -90,25 +90,63 @@ def tensor(dtype: str | None = None, shape: Sequence[int | None] | None = None, 
     return Variable(TensorType(dtype, tuple(shape)), name=name)
 
 
-def _maker(ndim: int, dtype: str | None, doc: str):
+def _maker(ndim: int, dtype: str | None, name: str):
+    """A placeholder constructor such as ``T.fvector(name=None, dtype=..., shape=...)``."""
+
     def make(name: str | None = None, dtype: str | None = dtype, shape: Sequence[int | None] | None = None) -> Variable:
         if shape is not None and len(shape) != ndim:
             raise ValueError(f"shape {shape} has rank {len(shape)}, expected {ndim}")
         return tensor(dtype, shape if shape is not None else (None,) * ndim, name)
 
-    make.__doc__ = doc
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"A rank-{ndim} placeholder of dtype {dtype or 'config.floatX'}: ``T.{name}(name=None, dtype=..., shape=...)``."
     return make
 
 
 _KINDS = {"": None, "b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32", "d": "float64"}
 _RANKS = {"scalar": 0, "vector": 1, "matrix": 2, "tensor3": 3, "tensor4": 4}
-for _prefix, _dtype in _KINDS.items():
-    for _kind, _nd in _RANKS.items():
-        _name = _prefix + _kind
-        globals()[_name] = _maker(
-            _nd, _dtype,
-            f"A rank-{_nd} placeholder of dtype {_dtype or 'config.floatX'}: ``T.{_name}(name=None, dtype=..., shape=...)``.",
-        )
+
+scalar = _maker(0, None, "scalar")
+vector = _maker(1, None, "vector")
+matrix = _maker(2, None, "matrix")
+tensor3 = _maker(3, None, "tensor3")
+tensor4 = _maker(4, None, "tensor4")
+
+bscalar = _maker(0, 'int8', "bscalar")
+bvector = _maker(1, 'int8', "bvector")
+bmatrix = _maker(2, 'int8', "bmatrix")
+btensor3 = _maker(3, 'int8', "btensor3")
+btensor4 = _maker(4, 'int8', "btensor4")
+
+wscalar = _maker(0, 'int16', "wscalar")
+wvector = _maker(1, 'int16', "wvector")
+wmatrix = _maker(2, 'int16', "wmatrix")
+wtensor3 = _maker(3, 'int16', "wtensor3")
+wtensor4 = _maker(4, 'int16', "wtensor4")
+
+iscalar = _maker(0, 'int32', "iscalar")
+ivector = _maker(1, 'int32', "ivector")
+imatrix = _maker(2, 'int32', "imatrix")
+itensor3 = _maker(3, 'int32', "itensor3")
+itensor4 = _maker(4, 'int32', "itensor4")
+
+lscalar = _maker(0, 'int64', "lscalar")
+lvector = _maker(1, 'int64', "lvector")
+lmatrix = _maker(2, 'int64', "lmatrix")
+ltensor3 = _maker(3, 'int64', "ltensor3")
+ltensor4 = _maker(4, 'int64', "ltensor4")
+
+fscalar = _maker(0, 'float32', "fscalar")
+fvector = _maker(1, 'float32', "fvector")
+fmatrix = _maker(2, 'float32', "fmatrix")
+ftensor3 = _maker(3, 'float32', "ftensor3")
+ftensor4 = _maker(4, 'float32', "ftensor4")
+
+dscalar = _maker(0, 'float64', "dscalar")
+dvector = _maker(1, 'float64', "dvector")
+dmatrix = _maker(2, 'float64', "dmatrix")
+dtensor3 = _maker(3, 'float64', "dtensor3")
+dtensor4 = _maker(4, 'float64', "dtensor4")
 
 
 def row(name: str | None = None, dtype: str | None = None) -> Variable:
@@ -566,7 +604,7 @@ def reshape(x, newshape, ndim: int | None = None) -> Variable:
         dims = list(dims_from_shape_arg(newshape, "reshape"))
     else:
         dims = []
-        for i, d in enumerate(newshape):
+        for d in newshape:
             if isinstance(d, Variable):
                 dims.append(d)
             elif int(d) == -1:
@@ -728,6 +766,3 @@ from . import random as shared_randomstreams  # noqa: E402  (``T.shared_randomst
 # ``from mlir_scan.tensor.shared_randomstreams import RandomStreams`` work as in Theano.
 sys.modules.setdefault("mlir_scan.tensor.nnet", nnet)
 sys.modules.setdefault("mlir_scan.tensor.shared_randomstreams", shared_randomstreams)
-
-# Theano keeps the builder's names under T as well.
-_ = (MakeVector, Shape_i, float_dtype_for)
