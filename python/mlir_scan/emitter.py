@@ -360,6 +360,20 @@ class Block:
         self.lines.extend(then.lines)
         self.stmt("}")
 
+    def if_else(self, cond: str, then_fn: Callable[["Block"], str], else_fn: Callable[["Block"], str],
+                result_type: str, hint: str = "if") -> str:
+        """``scf.if`` yielding one value: `then_fn`/`else_fn` emit each branch's value."""
+        then_b, else_b = self.child(inherit=True), self.child(inherit=True)
+        then_b.stmt(f"scf.yield {then_fn(then_b)} : {result_type}")
+        else_b.stmt(f"scf.yield {else_fn(else_b)} : {result_type}")
+        name = self.module.fresh(hint)
+        self.stmt(f"{name} = scf.if {cond} -> ({result_type}) {{")
+        self.lines.extend(then_b.lines)
+        self.stmt("} else {")
+        self.lines.extend(else_b.lines)
+        self.stmt("}")
+        return name
+
     # -- conversions -------------------------------------------------------------
     def cast(self, ssa: str, src: str, dst: str) -> str:
         """Converts a scalar of dtype `src` to dtype `dst` (NumPy's ``astype``)."""

@@ -142,6 +142,7 @@ class _DimIndex:
     offset: "str | int | None" = None  # "s"/"full": the first element read
     size: "str | int | None" = None  # number of elements
     step: "str | int | None" = None  # int when static
+    bad: str | None = None  # "i" checked at run time: i1, true when out of bounds
 
 
 def _normalize(b: Block, x_ssa: str, xt: TensorType, idx_list: tuple, syms: list[tuple[str, str]],
@@ -178,7 +179,7 @@ def _normalize(b: Block, x_ssa: str, xt: TensorType, idx_list: tuple, syms: list
             hi = b.icmp("sge", k2, n)
             bad = b.op(f"arith.ori {lo}, {hi} : i1")
             b.check(bad, f"{what}: index {{have}} is out of bounds for axis {d} with size {{need}}", k, n, code=2)
-            out.append(_DimIndex("i", index=b.select(bad, zero, k2, "index")))
+            out.append(_DimIndex("i", index=b.select(bad, zero, k2, "index"), bad=bad))
             continue
         _, start, stop, step = entry
         start, stop, step = get(start), get(stop), get(step)
@@ -204,6 +205,19 @@ def _clip(b: Block, v, n: str, lo_neg: str, hi: str) -> str:
     wrapped = b.iop("maxsi", b.iop("addi", v, n), lo_neg)
     clipped = b.iop("minsi", v, hi)
     return b.select(neg, wrapped, clipped, "index")
+
+
+def _any_bad(b: Block, dims: list[_DimIndex]) -> str | None:
+    """True when some integer index is out of bounds (nothing may then be read or written)."""
+    bad = None
+    for di in dims:
+        if di.bad is not None:
+            bad = di.bad if bad is None else b.op(f"arith.ori {bad}, {di.bad} : i1")
+    return bad
+
+
+def _zero(b: Block, dtype: str) -> str:
+    return b.const(0.0 if is_float(dtype) else (False if dtype == "bool" else 0), dtype)
 
 
 def _positive_slice(b: Block, n: str, start, stop, step) -> _DimIndex:
@@ -351,14 +365,30 @@ class Subtensor(_IndexOp):
         dims = _normalize(b, inputs[0], xt, self.idx_list, syms, "subtensor")
         out = node.outputs[0].type
         rt = _result_type(xt, dims)
+        bad = _any_bad(b, dims)
         if all(di.kind == "i" for di in dims):
             idx = ", ".join(di.index for di in dims)
-            return [b.op(f"tensor.extract {inputs[0]}[{idx}] : {xt.mlir}")]
-        if _positive_static(dims):
-            offs, sizes, strides = _slice_operands(b, dims)
-            r = b.op(f"tensor.extract_slice {inputs[0]}[{offs}] [{sizes}] [{strides}] : {xt.mlir} to {rt.mlir}", "sub")
+
+            def read(bb: Block) -> str:
+                return bb.op(f"tensor.extract {inputs[0]}[{idx}] : {xt.mlir}")
+
+            if bad is None:
+                return [read(b)]
+            return [b.if_else(bad, lambda bb: _zero(bb, xt.dtype), read, xt.mlir_elem)]
+
+        def read_slice(bb: Block) -> str:
+            if _positive_static(dims):
+                offs, sizes, strides = _slice_operands(bb, dims)
+                return bb.op(f"tensor.extract_slice {inputs[0]}[{offs}] [{sizes}] [{strides}] : "
+                             f"{xt.mlir} to {rt.mlir}", "sub")
+            return _gather(bb, inputs[0], xt, dims, rt)
+
+        if bad is None:
+            r = read_slice(b)
         else:
-            r = _gather(b, inputs[0], xt, dims, rt)
+            # An index out of bounds: zeros of the slice's shape, nothing is read.
+            sizes = [_as_ssa(b, di.size) for di in dims if di.kind != "i"]
+            r = b.if_else(bad, lambda bb: bb.filled(rt, sizes, _zero(bb, xt.dtype)), read_slice, rt.mlir)
         return [b.tensor_cast(r, rt, out)]
 
 
@@ -408,6 +438,7 @@ class IncSubtensor(_IndexOp):
         t = DTYPES[dt]
         add = "ori" if dt == "bool" else ("addf" if is_float(dt) else "addi")
 
+        bad_index = _any_bad(b, dims)
         if all(di.kind == "i" for di in dims):
             idx = ", ".join(di.index for di in dims)
             if yt.ndim:
@@ -416,15 +447,25 @@ class IncSubtensor(_IndexOp):
             else:
                 v = ys
             v = b.cast(v, yt.dtype, dt)
-            if not self.set_instead_of_inc:
-                old = b.op(f"tensor.extract {xs}[{idx}] : {xt.mlir}")
-                v = b.op(f"arith.{add} {old}, {v} : {t}")
-            return [b.op(f"tensor.insert {v} into {xs}[{idx}] : {xt.mlir}", "set")]
+
+            def write(bb: Block) -> str:
+                w = v
+                if not self.set_instead_of_inc:
+                    old = bb.op(f"tensor.extract {xs}[{idx}] : {xt.mlir}")
+                    w = bb.op(f"arith.{add} {old}, {v} : {t}")
+                return bb.op(f"tensor.insert {w} into {xs}[{idx}] : {xt.mlir}", "set")
+
+            if bad_index is None:
+                return [write(b)]
+            return [b.if_else(bad_index, lambda bb: xs, write, xt.mlir, "set")]
 
         rt = _result_type(xt, dims)
         sizes = [_as_ssa(b, di.size) for di in dims if di.kind != "i"]
-        # The value must broadcast to the subtensor; otherwise nothing is written.
+        # The value must broadcast to the subtensor and the indices be in
+        # bounds; otherwise nothing is written.
         ok = None
+        if bad_index is not None:
+            ok = b.op(f"arith.xori {bad_index}, {b.const(True, 'bool')} : i1")
         for k, size in enumerate(yt.shape):
             if size == 1:
                 continue

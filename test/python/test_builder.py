@@ -834,3 +834,14 @@ def test_static_sequence_too_short_is_a_build_error():
         theano.scan(lambda a, b: a + b, sequences=dict(input=T.tensor("float64", (3,)), taps=[-4, 0]), n_steps=2)
     with pytest.raises(ValueError, match="too short for their taps"):
         theano.scan(lambda a, b: a + b, sequences=dict(input=T.tensor("float64", (3,)), taps=[-4, 0]))
+
+
+def test_out_of_bounds_indices_read_and_write_nothing():
+    x, i = T.dmatrix("x"), T.iscalar("i")
+    f = F([x, i], [x[i], x[i, 0], T.set_subtensor(x[i], 1.0), T.inc_subtensor(x[i, 0], 2.0)])
+    for _ in range(10):  # a zero-row input: any read of a row would be out of bounds
+        with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
+            f(np.zeros((0, 100000)), 0)
+    got = f(np.ones((2, 3)), -1)
+    np.testing.assert_array_equal(got[0], [1, 1, 1])
+    np.testing.assert_array_equal(got[3], [[1, 1, 1], [3, 1, 1]])
