@@ -243,7 +243,8 @@ class ScanOp(Op):
                 for d in shape:
                     if d is None:
                         ssa, var = next(dim_it)
-                        sizes.append(b.to_index(ssa, var.dtype))
+                        # (clamped at 0 like every allocation of the body)
+                        sizes.append(b.iop("maxsi", b.to_index(ssa, var.dtype), b.index(0)))
                     else:
                         sizes.append(b.index(d))
                 zero = b.const(0.0 if row.dtype.startswith("float") else (False if row.dtype == "bool" else 0), row.dtype)
