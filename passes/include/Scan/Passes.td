@@ -300,6 +300,19 @@ def ScanOwnPublicResults : Pass<"scan-own-public-results", "::mlir::ModuleOp"> {
   ];
 }
 
+def ScanCheckLowerable : Pass<"scan-check-lowerable", "::mlir::ModuleOp"> {
+  let summary = "Reject bufferized IR that the LLVM 22 lowering would abort on";
+  let description = [{
+    Some valid programs make upstream passes of LLVM 22.1 abort on an
+    assertion (the process dies) instead of reporting an error. The CPU
+    pipeline runs this check before them and reports a located error:
+
+    * `memref.expand_shape` expanding one reassociation group into more
+      than one dynamic size (`expand-strided-metadata` asserts "There must
+      be at most one dynamic size per group").
+  }];
+}
+
 def ScanLowerI1Access : Pass<"scan-lower-i1-access", "::mlir::ModuleOp"> {
   let summary = "Lower memref.load/store of i1 to llvm.load/store (works around an LLVM 22 assertion)";
   let description = [{
