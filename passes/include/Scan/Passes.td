@@ -209,11 +209,27 @@ def ScanPushOutOutput : Pass<"scan-push-out-output"> {
   ];
 }
 
+def ScanReassociateAdds : Pass<"scan-reassociate-adds"> {
+  let summary = "Group the step-independent terms of sums in scan bodies";
+  let description = [{
+    Rewrites `(r + s) + t` into `r + (s + t)` (`arith.addf`, `arith.addi`,
+    same flags) in a scan body when `r` depends on a recurrent state and
+    `s`, `t` do not (they come from sequences, non-sequences or constants).
+    `tanh(W·h + U·x + b)` parses as `(W·h + U·x) + b`; regrouped as
+    `W·h + (U·x + b)`, the bias handling becomes sequence-only work that
+    `scan-push-out-seq` computes before the loop. Floating-point sums
+    change within rounding.
+  }];
+  let statistics = [
+    Statistic<"numRegrouped", "regrouped", "Number of sums regrouped">
+  ];
+}
+
 def ScanOptimize : Pass<"scan-optimize", "::mlir::ModuleOp"> {
   let summary = "All scan rewrites in PyTensor's order, repeated to a fixed point";
   let description = [{
     Runs, in rounds, `canonicalize`, `scan-remove-unused`,
-    `scan-push-out-non-seq`, `scan-push-out-seq`, `scan-push-out-output`,
+    `scan-reassociate-adds`, `scan-push-out-non-seq`, `scan-push-out-seq`, `scan-push-out-output`,
     `scan-remove-unused`, `canonicalize`, `cse`, `scan-merge`,
     `scan-merge-inouts`, `scan-remove-unused`, `canonicalize`, `cse`,
     `scan-save-mem`, `canonicalize` — PyTensor's order: constant and unused
