@@ -29,6 +29,7 @@ constexpr llvm::StringLiteral kBufferize =
 
 /// Buffers -> LLVM dialect.
 constexpr llvm::StringLiteral kToLLVM =
+    "scan-check-lowerable,"
     "func.func(scan-order-linalg-loops,convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,"

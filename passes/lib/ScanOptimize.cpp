@@ -27,7 +27,7 @@ namespace {
 /// (non-sequences, sequences, outputs), merges, then save-mem last (it
 /// changes output types, which the other rewrites treat as opaque).
 constexpr llvm::StringLiteral kRound =
-    "canonicalize,scan-remove-unused,"
+    "canonicalize,scan-remove-unused,scan-reassociate-adds,"
     "scan-push-out-non-seq,scan-push-out-seq,scan-push-out-output,"
     "scan-remove-unused,canonicalize,cse,"
     "scan-merge,scan-merge-inouts,scan-remove-unused,canonicalize,cse,"

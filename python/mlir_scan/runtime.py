@@ -61,7 +61,7 @@ _BUFFERIZE = (
     "buffer-deallocation-pipeline"
 )
 _TO_LLVM = (
-    "func.func(scan-order-linalg-loops,convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
+    "scan-check-lowerable,func.func(scan-order-linalg-loops,convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,func.func(math-expand-ops{ops=tanh}),"
     "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
 )
@@ -347,6 +347,22 @@ class _Function:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
+def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> None:
+    """Tensor arguments are the caller's NumPy arrays, passed without a copy:
+    one-shot-bufferize must copy before writing into them, never write them."""
+    existing = func.attributes["arg_attrs"] if "arg_attrs" in func.attributes else None
+    dicts = []
+    for i, t in enumerate(ftype.inputs):
+        entries = {}
+        if existing is not None:
+            for named in ir.DictAttr(ir.ArrayAttr(existing)[i]):
+                entries[named.name] = named.attr
+        if isinstance(t, ir.RankedTensorType):
+            entries["bufferization.writable"] = ir.BoolAttr.get(False)
+        dicts.append(ir.DictAttr.get(entries))
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get(dicts)
+
+
 class Program:
     """A compiled module: one callable attribute per public function."""
 
@@ -399,6 +415,7 @@ class Program:
             if name.startswith("_") or hasattr(Program, name):
                 raise ValueError(f"compile: public function name @{name} is reserved")
             op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            _mark_arguments_read_only(op, ftype)
             functions[name] = _Function(self, name, args, results)
         return functions
 

@@ -234,3 +234,31 @@ def test_no_memory_growth_over_many_calls(misc):
     # 10^5 calls each returning fresh buffers: a leak of even one 512-byte
     # result per call would be ~25 MB.
     assert grown < 8 * 2**20, f"resident memory grew by {grown / 2**20:.1f} MiB"
+
+
+def test_functions_never_write_their_arguments():
+    # tensor.insert into an argument: bufferization must copy, not write the
+    # caller's array (the runtime passes arrays without copying).
+    prog = mlir_scan.compile(
+        """
+        func.func @set0(%x: tensor<?xf64>, %v: f64) -> tensor<?xf64> {
+          %c0 = arith.constant 0 : index
+          %r = tensor.insert %v into %x[%c0] : tensor<?xf64>
+          return %r : tensor<?xf64>
+        }"""
+    )
+    a = np.zeros(3)
+    np.testing.assert_array_equal(prog.set0(a, 5.0), [5.0, 0.0, 0.0])
+    np.testing.assert_array_equal(a, [0.0, 0.0, 0.0])
+
+
+def test_ir_the_llvm_lowering_would_abort_on_is_an_error():
+    with pytest.raises(ir.MLIRError, match="at most one dynamic size per group"):
+        mlir_scan.compile(
+            """
+            func.func @f(%a: tensor<?xf64>, %m: index, %n: index) -> tensor<?x?xf64> {
+              %r = tensor.expand_shape %a [[0, 1]] output_shape [%m, %n]
+                  : tensor<?xf64> into tensor<?x?xf64>
+              return %r : tensor<?x?xf64>
+            }"""
+        )

@@ -212,11 +212,27 @@ def ScanPushOutOutput : Pass<"scan-push-out-output"> {
   ];
 }
 
+def ScanReassociateAdds : Pass<"scan-reassociate-adds"> {
+  let summary = "Group the step-independent terms of sums in scan bodies";
+  let description = [{
+    Rewrites `(r + s) + t` into `r + (s + t)` (`arith.addf`, `arith.addi`,
+    same flags) in a scan body when `r` depends on a recurrent state and
+    `s`, `t` do not (they come from sequences, non-sequences or constants).
+    `tanh(W·h + U·x + b)` parses as `(W·h + U·x) + b`; regrouped as
+    `W·h + (U·x + b)`, the bias handling becomes sequence-only work that
+    `scan-push-out-seq` computes before the loop. Floating-point sums
+    change within rounding.
+  }];
+  let statistics = [
+    Statistic<"numRegrouped", "regrouped", "Number of sums regrouped">
+  ];
+}
+
 def ScanOptimize : Pass<"scan-optimize", "::mlir::ModuleOp"> {
   let summary = "All scan rewrites in PyTensor's order, repeated to a fixed point";
   let description = [{
     Runs, in rounds, `canonicalize`, `scan-remove-unused`,
-    `scan-push-out-non-seq`, `scan-push-out-seq`, `scan-push-out-output`,
+    `scan-reassociate-adds`, `scan-push-out-non-seq`, `scan-push-out-seq`, `scan-push-out-output`,
     `scan-remove-unused`, `canonicalize`, `cse`, `scan-merge`,
     `scan-merge-inouts`, `scan-remove-unused`, `canonicalize`, `cse`,
     `scan-save-mem`, `canonicalize` — PyTensor's order: constant and unused
@@ -301,6 +317,19 @@ def ScanOwnPublicResults : Pass<"scan-own-public-results", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numCopies", "result-copies", "Number of returned memrefs copied">
   ];
+}
+
+def ScanCheckLowerable : Pass<"scan-check-lowerable", "::mlir::ModuleOp"> {
+  let summary = "Reject bufferized IR that the LLVM 22 lowering would abort on";
+  let description = [{
+    Some valid programs make upstream passes of LLVM 22.1 abort on an
+    assertion (the process dies) instead of reporting an error. The CPU
+    pipeline runs this check before them and reports a located error:
+
+    * `memref.expand_shape` expanding one reassociation group into more
+      than one dynamic size (`expand-strided-metadata` asserts "There must
+      be at most one dynamic size per group").
+  }];
 }
 
 def ScanLowerI1Access : Pass<"scan-lower-i1-access", "::mlir::ModuleOp"> {

@@ -1,0 +1,210 @@
+"""Benchmarks mlir-scan against PyTensor, JAX, numba and a NumPy loop, in one run.
+
+    python bench/run.py [--quick] [--json FILE] [--plot FILE.png] [--only W5]
+
+For every workload variant and implementation: the first-call time (compile +
+first run), the steady-state time per call (median of repeats after warm-up),
+whether the result matches the NumPy loop, and the ratio of mlir-scan's time to
+each peer's, in one table. Peers that are not installed are skipped (install
+them with ``pip install '.[bench]'``). Ratios are only meaningful within one run:
+this machine is shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import workloads  # noqa: E402
+
+IMPLEMENTATIONS = ["mlir-scan", "jax", "numba", "pytensor-c", "pytensor-numba",
+                   "pytensor-jax", "numpy-loop"]
+
+
+def _steady_time(fn, args, min_repeats: int, budget_s: float) -> float:
+    """Median seconds per call, after one warm-up call."""
+    fn(*args)
+    times = []
+    start = time.perf_counter()
+    while len(times) < min_repeats or (time.perf_counter() - start < budget_s and len(times) < 200):
+        t0 = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _matches(result, expected, rtol: float) -> bool:
+    result, expected = np.asarray(result), np.asarray(expected)
+    if result.shape != expected.shape:
+        return False
+    if rtol == 0:
+        return bool(np.array_equal(result, expected))
+    scale = max(float(np.max(np.abs(expected))) if expected.size else 0.0, 1e-30)
+    return bool(np.max(np.abs(result - expected)) <= rtol * scale) if expected.size else True
+
+
+def run_workload(w: workloads.Workload, impls: list[str], quick: bool) -> list[dict]:
+    records = []
+    expected = w.numpy_loop(*w.inputs)
+    for impl in impls:
+        if impl == "numpy-loop":
+            build = lambda: w.numpy_loop  # noqa: E731
+        elif impl in w.builders:
+            build = w.builders[impl]
+        else:
+            continue
+        gc.collect()
+        try:
+            t0 = time.perf_counter()
+            fn = build()
+            result = fn(*w.inputs)
+            compile_s = time.perf_counter() - t0
+        except workloads.Unavailable as e:
+            print(f"  {impl:15s} skipped: {e}", file=sys.stderr)
+            continue
+        except Exception as e:  # a peer failing on a workload is a result too
+            print(f"  {impl:15s} failed: {type(e).__name__}: {e}", file=sys.stderr)
+            records.append({"workload": w.name, "impl": impl, "compile_s": None,
+                            "run_s": None, "correct": False, "error": str(e)[:200]})
+            continue
+        correct = _matches(result, expected, w.rtol)
+        run_s = _steady_time(fn, w.inputs, min_repeats=3 if quick else 7,
+                             budget_s=0.3 if quick else 1.5)
+        records.append({"workload": w.name, "impl": impl, "compile_s": compile_s,
+                        "run_s": run_s, "correct": correct})
+        print(f"  {impl:15s} compile {compile_s * 1e3:9.1f} ms  run {run_s * 1e6:12.1f} us"
+              f"  {'ok' if correct else 'WRONG'}", file=sys.stderr)
+    return records
+
+
+def print_table(records: list[dict]) -> None:
+    by_workload: dict[str, dict[str, dict]] = {}
+    for r in records:
+        by_workload.setdefault(r["workload"], {})[r["impl"]] = r
+    impls = [i for i in IMPLEMENTATIONS if any(i in v for v in by_workload.values())]
+    header = f"{'workload':18s}" + "".join(f"{i:>16s}" for i in impls)
+    print("\nsteady-state time per call (ratio = mlir-scan time / peer time; < 1 means mlir-scan is faster)")
+    print(header)
+    for name, row in by_workload.items():
+        ours = row.get("mlir-scan", {}).get("run_s")
+        cells = []
+        for impl in impls:
+            r = row.get(impl)
+            if not r or r["run_s"] is None:
+                cells.append(f"{'-':>16s}")
+                continue
+            t = r["run_s"]
+            text = f"{t * 1e3:.3f}ms" if t >= 1e-3 else f"{t * 1e6:.1f}us"
+            if impl != "mlir-scan" and ours:
+                text += f" ({ours / t:.2f})"
+            if not r["correct"]:
+                text += "!"
+            cells.append(f"{text:>16s}")
+        print(f"{name:18s}" + "".join(cells))
+    print("\nfirst call (compile + run)")
+    print(header)
+    for name, row in by_workload.items():
+        cells = []
+        for impl in impls:
+            r = row.get(impl)
+            c = r and r["compile_s"]
+            cells.append(f"{(f'{c:.3f}s' if c is not None else '-'):>16s}")
+        print(f"{name:18s}" + "".join(cells))
+    print("('!' marks a result that does not match the NumPy loop)")
+
+
+def peak_memory_w1(k_values: list[int]) -> list[dict]:
+    """Peak resident memory of W1 (A**k, last value only) for growing k, each in
+    a fresh process: flat in k when scan-save-mem keeps one row."""
+    out = []
+    for k in k_values:
+        code = (
+            "import resource, numpy as np, sys; sys.path.insert(0, %r); import workloads;"
+            "w = workloads.w1_power(np.float64, True, length=1000, k=%d);"
+            "f = w.builders['mlir-scan'](); before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
+            "f(*w.inputs); after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
+            "print(before, after)" % (str(Path(__file__).resolve().parent), k)
+        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        before, after = map(int, proc.stdout.split())
+        out.append({"k": k, "maxrss_kib_before_call": before, "maxrss_kib_after_call": after,
+                    "growth_kib": after - before})
+        print(f"  W1 k={k:>8d}: peak RSS grew by {after - before} KiB during the call", file=sys.stderr)
+    return out
+
+
+def plot(records: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted({r["workload"] for r in records})
+    impls = [i for i in IMPLEMENTATIONS if any(r["impl"] == i for r in records)]
+    fig, ax = plt.subplots(figsize=(max(8, len(names) * 1.1), 5))
+    width = 0.8 / len(impls)
+    for j, impl in enumerate(impls):
+        ys = []
+        for n in names:
+            r = next((r for r in records if r["workload"] == n and r["impl"] == impl), None)
+            ys.append(r["run_s"] if r and r["run_s"] else np.nan)
+        ax.bar(np.arange(len(names)) + j * width, ys, width, label=impl)
+    ax.set_yscale("log")
+    ax.set_xticks(np.arange(len(names)) + 0.4 - width / 2)
+    ax.set_xticklabels(names, rotation=45, ha="right")
+    ax.set_ylabel("seconds per call (log)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="float64 only, fewer repeats (< 2 minutes)")
+    parser.add_argument("--json", help="write the records to this file")
+    parser.add_argument("--plot", help="write a bar chart to this PNG file")
+    parser.add_argument("--only", help="run only workloads whose name contains this")
+    parser.add_argument("--impls", help="comma-separated implementations (default: all)")
+    parser.add_argument("--memory", action="store_true", help="also measure W1 peak memory for k up to 10^6")
+    args = parser.parse_args()
+
+    impls = args.impls.split(",") if args.impls else IMPLEMENTATIONS
+    dtypes = [np.float64] if args.quick else [np.float64, np.float32]
+    variants = []
+    for dtype in dtypes:
+        for make in workloads.ALL:
+            if make is workloads.w5_rnn:
+                variants += [make(dtype, args.quick, hidden=h) for h in (128, 512)]
+            else:
+                variants.append(make(dtype, args.quick))
+    if args.only:
+        variants = [w for w in variants if args.only in w.name]
+
+    print(f"machine: {os.cpu_count()} cores, numpy {np.__version__}", file=sys.stderr)
+    records = []
+    for w in variants:
+        print(f"{w.name}:", file=sys.stderr)
+        records += run_workload(w, impls, args.quick)
+    print_table(records)
+    memory = peak_memory_w1([10**4, 10**5, 10**6]) if args.memory else None
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=1))
+        if memory:
+            Path(args.json).with_suffix(".memory.json").write_text(json.dumps(memory, indent=1))
+    if args.plot:
+        plot(records, args.plot)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,606 @@
+"""The benchmark workloads: one NumPy reference loop and one implementation per peer.
+
+Each workload is a function ``make(dtype, quick)`` returning a :class:`Workload`:
+its inputs, the NumPy loop (the correctness oracle and the "numpy-loop"
+baseline) and builders for every implementation. A builder returns a callable
+taking the inputs, or raises ``Unavailable`` when the peer is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+import mlir_scan
+
+
+class Unavailable(Exception):
+    """The implementation cannot run here (a peer library is not installed)."""
+
+
+def _require(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise Unavailable(f"{module} is not installed (pip install '.[bench]')")
+
+
+@dataclass
+class Workload:
+    name: str
+    inputs: tuple
+    numpy_loop: Callable[..., Any]
+    builders: dict[str, Callable[[], Callable[..., Any]]] = field(default_factory=dict)
+    rtol: float = 1e-9
+
+
+def _mlir_type(dtype) -> str:
+    return {np.float64: "f64", np.float32: "f32"}[np.dtype(dtype).type]
+
+
+# ---------------------------------------------------------------------------
+# PyTensor, JAX and numba builders share these helpers.
+# ---------------------------------------------------------------------------
+
+def _pytensor_modes():
+    _require("pytensor")
+    from pytensor.compile.mode import Mode
+
+    return {
+        "pytensor-c": Mode(linker="cvm", optimizer="fast_run"),
+        "pytensor-numba": "NUMBA",
+        "pytensor-jax": "JAX",
+    }
+
+
+def _pytensor_builders(build_graph: Callable[[Any], Callable]) -> dict[str, Callable]:
+    """One builder per PyTensor mode; `build_graph(mode)` compiles a function."""
+
+    def builder(mode_name: str) -> Callable[[], Callable]:
+        def build() -> Callable:
+            modes = _pytensor_modes()
+            if mode_name != "pytensor-c":
+                _require("numba" if mode_name == "pytensor-numba" else "jax")
+            return build_graph(modes[mode_name])
+
+        return build
+
+    return {name: builder(name) for name in ("pytensor-c", "pytensor-numba", "pytensor-jax")}
+
+
+def _jax():
+    _require("jax")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def _numba_jit(fn: Callable) -> Callable:
+    _require("numba")
+    import numba
+
+    return numba.njit(cache=False)(fn)
+
+
+# ---------------------------------------------------------------------------
+# W1: A**k by repeated multiplication, last value only.
+# ---------------------------------------------------------------------------
+
+def w1_power(dtype, quick: bool, length: int = 1000, k: int = 1000) -> Workload:
+    t = _mlir_type(dtype)
+    A = np.random.default_rng(1).uniform(0.999, 1.001, length).astype(dtype)
+
+    def numpy_loop(A, k):
+        result = np.ones_like(A)
+        for _ in range(k):
+            result = result * A
+        return result
+
+    source = f"""
+    func.func @power(%A: tensor<?x{t}>, %k: index) -> tensor<?x{t}> {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %len = tensor.dim %A, %c0 : tensor<?x{t}>
+      %one = arith.constant 1.0 : {t}
+      %empty = tensor.empty(%len) : tensor<?x{t}>
+      %ones = linalg.fill ins(%one : {t}) outs(%empty : tensor<?x{t}>) -> tensor<?x{t}>
+      %all = scan.scan steps(%k) sitsot(%ones : tensor<?x{t}>) nonsequences(%A : tensor<?x{t}>) {{
+      ^bb0(%prior: tensor<?x{t}>, %a: tensor<?x{t}>):
+        %next = arith.mulf %prior, %a : tensor<?x{t}>
+        scan.yield %next : tensor<?x{t}>
+      }} -> (tensor<?x?x{t}>)
+      %rows = tensor.dim %all, %c0 : tensor<?x?x{t}>
+      %last = arith.subi %rows, %c1 : index
+      %r = tensor.extract_slice %all[%last, 0] [1, %len] [1, 1] : tensor<?x?x{t}> to tensor<?x{t}>
+      return %r : tensor<?x{t}>
+    }}"""
+
+    def mlir():
+        return mlir_scan.compile(source).power
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+
+        kv = pt.iscalar("k")
+        Av = pt.vector("A", dtype=np.dtype(dtype).name)
+        res = pytensor.scan(lambda p, a: p * a, outputs_info=pt.ones_like(Av),
+                            non_sequences=Av, n_steps=kv, return_updates=False)
+        return pytensor.function([Av, kv], res[-1], mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+        import jax.numpy as jnp
+
+        @jax.jit
+        def power(A, k):
+            def body(carry, _):
+                return carry * A, None
+            out, _ = jax.lax.scan(body, jnp.ones_like(A), None, length=k)
+            return out
+
+        jitted = jax.jit(power, static_argnums=1)
+        return lambda A, k: np.asarray(jitted(A, k))
+
+    def numba_impl():
+        @_numba_jit
+        def power(A, k):
+            result = np.ones_like(A)
+            for _ in range(k):
+                result = result * A
+            return result
+
+        return power
+
+    w = Workload(f"W1-{np.dtype(dtype).name}", (A, k), numpy_loop,
+                 rtol=1e-9 if dtype == np.float64 else 1e-4)
+    w.builders = {"mlir-scan": mlir, "jax": jax_impl, "numba": numba_impl,
+                  **_pytensor_builders(pytensor_graph)}
+    return w
+
+
+# ---------------------------------------------------------------------------
+# W2: cumulative sum of 100,000 scalars (a scalar SITSOT).
+# ---------------------------------------------------------------------------
+
+def w2_cumsum(dtype, quick: bool, length: int = 100_000) -> Workload:
+    t = _mlir_type(dtype)
+    xs = np.random.default_rng(2).standard_normal(length).astype(dtype)
+
+    def numpy_loop(xs):
+        out = np.empty_like(xs)
+        acc = xs.dtype.type(0)
+        for i, x in enumerate(xs):
+            acc = acc + x
+            out[i] = acc
+        return out
+
+    source = f"""
+    func.func @cumsum(%xs: tensor<?x{t}>) -> tensor<?x{t}> {{
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %xs, %c0 : tensor<?x{t}>
+      %zero = arith.constant 0.0 : {t}
+      %r = scan.scan steps(%n) sequences(%xs : tensor<?x{t}>) sitsot(%zero : {t}) {{
+      ^bb0(%x: {t}, %acc: {t}):
+        %s = arith.addf %acc, %x : {t}
+        scan.yield %s : {t}
+      }} -> (tensor<?x{t}>)
+      return %r : tensor<?x{t}>
+    }}"""
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+
+        x = pt.vector("xs", dtype=np.dtype(dtype).name)
+        res = pytensor.scan(lambda v, acc: acc + v, sequences=x,
+                            outputs_info=pt.zeros((), dtype=x.dtype), return_updates=False)
+        return pytensor.function([x], res, mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+
+        def cumsum(xs):
+            def body(acc, x):
+                acc = acc + x
+                return acc, acc
+            _, out = jax.lax.scan(body, xs.dtype.type(0), xs)
+            return out
+
+        jitted = jax.jit(cumsum)
+        return lambda xs: np.asarray(jitted(xs))
+
+    def numba_impl():
+        return _numba_jit(numpy_loop)
+
+    w = Workload(f"W2-{np.dtype(dtype).name}", (xs,), numpy_loop,
+                 rtol=1e-9 if dtype == np.float64 else 1e-3)
+    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).cumsum,
+                  "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    return w
+
+
+# ---------------------------------------------------------------------------
+# W3: polynomial sum(c_i * x**i) over 100,000 coefficients.
+# ---------------------------------------------------------------------------
+
+def w3_polynomial(dtype, quick: bool, length: int = 100_000) -> Workload:
+    t = _mlir_type(dtype)
+    coefficients = np.random.default_rng(3).standard_normal(length).astype(dtype)
+    x = dtype(0.9999)
+
+    def numpy_loop(c, x):
+        total = c.dtype.type(0)
+        for i, ci in enumerate(c):
+            total = total + ci * x ** i
+        return np.asarray(total)
+
+    source = f"""
+    func.func @poly(%c: tensor<?x{t}>, %x: {t}) -> {t} {{
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %c, %c0 : tensor<?x{t}>
+      %powers = tensor.generate %n {{
+      ^bb0(%i: index):
+        %ii = arith.index_cast %i : index to i64
+        tensor.yield %ii : i64
+      }} : tensor<?xi64>
+      %components = scan.scan steps(%n) sequences(%c, %powers : tensor<?x{t}>, tensor<?xi64>)
+          nonsequences(%x : {t}) {{
+      ^bb0(%ci: {t}, %p: i64, %xx: {t}):
+        %pf = arith.sitofp %p : i64 to {t}
+        %xp = math.powf %xx, %pf : {t}
+        %term = arith.mulf %ci, %xp : {t}
+        scan.yield %term : {t}
+      }} -> (tensor<?x{t}>)
+      %zero = arith.constant 0.0 : {t}
+      %init = tensor.from_elements %zero : tensor<1x{t}>
+      %acc = tensor.collapse_shape %init [] : tensor<1x{t}> into tensor<{t}>
+      %sum = linalg.reduce ins(%components : tensor<?x{t}>) outs(%acc : tensor<{t}>) dimensions = [0]
+        (%in: {t}, %out: {t}) {{
+          %s = arith.addf %in, %out : {t}
+          linalg.yield %s : {t}
+        }}
+      %r = tensor.extract %sum[] : tensor<{t}>
+      return %r : {t}
+    }}"""
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+
+        c = pt.vector("c", dtype=np.dtype(dtype).name)
+        xv = pt.scalar("x", dtype=np.dtype(dtype).name)
+        comps = pytensor.scan(lambda ci, p, xx: ci * xx ** p, outputs_info=None,
+                              sequences=[c, pt.arange(length)], non_sequences=xv,
+                              return_updates=False)
+        return pytensor.function([c, xv], comps.sum(), mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+        import jax.numpy as jnp
+
+        def poly(c, x):
+            def body(_, inputs):
+                ci, p = inputs
+                return None, ci * x ** p
+            _, comps = jax.lax.scan(body, None, (c, jnp.arange(c.shape[0], dtype=c.dtype)))
+            return comps.sum()
+
+        jitted = jax.jit(poly)
+        return lambda c, x: np.asarray(jitted(c, x))
+
+    def numba_impl():
+        @_numba_jit
+        def poly(c, x):
+            total = c.dtype.type(0)
+            for i in range(c.shape[0]):
+                total += c[i] * x ** i
+            return total
+
+        return lambda c, x: np.asarray(poly(c, x))
+
+    w = Workload(f"W3-{np.dtype(dtype).name}", (coefficients, x), numpy_loop,
+                 rtol=1e-7 if dtype == np.float64 else 1e-2)
+    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).poly,
+                  "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    return w
+
+
+# ---------------------------------------------------------------------------
+# W4: a Fibonacci-like MITSOT, taps [-2, -1], 10,000 steps.
+# ---------------------------------------------------------------------------
+
+def w4_fibonacci(dtype, quick: bool, steps: int = 10_000) -> Workload:
+    t = _mlir_type(dtype)
+    init = np.array([0.0, 1.0], dtype=dtype)
+    a, b = dtype(0.6), dtype(0.4)  # x_t = 0.6 x_{t-1} + 0.4 x_{t-2}: bounded
+
+    def numpy_loop(init, n):
+        out = np.empty(n, dtype=init.dtype)
+        x2, x1 = init
+        for i in range(n):
+            x = a * x1 + b * x2
+            out[i] = x
+            x2, x1 = x1, x
+        return out
+
+    source = f"""
+    func.func @fib(%init: tensor<2x{t}>, %n: index) -> tensor<?x{t}> {{
+      %r = scan.scan steps(%n) mitsot(%init[-2, -1] : tensor<2x{t}>) {{
+      ^bb0(%x2: {t}, %x1: {t}):
+        %a = arith.constant {float(a)} : {t}
+        %b = arith.constant {float(b)} : {t}
+        %p = arith.mulf %a, %x1 : {t}
+        %q = arith.mulf %b, %x2 : {t}
+        %x = arith.addf %p, %q : {t}
+        scan.yield %x : {t}
+      }} -> (tensor<?x{t}>)
+      return %r : tensor<?x{t}>
+    }}"""
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+
+        iv = pt.vector("init", dtype=np.dtype(dtype).name)
+        nv = pt.iscalar("n")
+        res = pytensor.scan(lambda x2, x1: a * x1 + b * x2,
+                            outputs_info=dict(initial=iv, taps=[-2, -1]), n_steps=nv,
+                            return_updates=False)
+        return pytensor.function([iv, nv], res, mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+
+        def fib(init, n):
+            def body(carry, _):
+                x2, x1 = carry
+                x = a * x1 + b * x2
+                return (x1, x), x
+            _, out = jax.lax.scan(body, (init[0], init[1]), None, length=n)
+            return out
+
+        jitted = jax.jit(fib, static_argnums=1)
+        return lambda init, n: np.asarray(jitted(init, n))
+
+    w = Workload(f"W4-{np.dtype(dtype).name}", (init, steps), numpy_loop,
+                 rtol=1e-9 if dtype == np.float64 else 1e-4)
+    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).fib, "jax": jax_impl,
+                  "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
+    return w
+
+
+# ---------------------------------------------------------------------------
+# W5: Elman RNN h_t = tanh(W h_{t-1} + U x_t + b), all h_t.
+# ---------------------------------------------------------------------------
+
+def w5_rnn(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int = 1000) -> Workload:
+    t = _mlir_type(dtype)
+    rng = np.random.default_rng(5)
+    H, I = hidden, inputs
+    xs = rng.standard_normal((steps, I)).astype(dtype)
+    h0 = np.zeros(H, dtype)
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(dtype)
+    U = (rng.standard_normal((I, H)) / np.sqrt(I)).astype(dtype)
+    bias = (rng.standard_normal(H) * 0.1).astype(dtype)
+
+    def numpy_loop(xs, h0, W, U, bias):
+        out = np.empty((xs.shape[0], h0.shape[0]), dtype=h0.dtype)
+        h = h0
+        for i in range(xs.shape[0]):
+            h = np.tanh(h @ W + xs[i] @ U + bias)
+            out[i] = h
+        return out
+
+    source = f"""
+    func.func @rnn(%xs: tensor<?x{I}x{t}>, %h0: tensor<{H}x{t}>, %W: tensor<{H}x{H}x{t}>,
+                   %U: tensor<{I}x{H}x{t}>, %b: tensor<{H}x{t}>) -> tensor<?x{H}x{t}> {{
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %xs, %c0 : tensor<?x{I}x{t}>
+      %r = scan.scan steps(%n) sequences(%xs : tensor<?x{I}x{t}>) sitsot(%h0 : tensor<{H}x{t}>)
+          nonsequences(%W, %U, %b : tensor<{H}x{H}x{t}>, tensor<{I}x{H}x{t}>, tensor<{H}x{t}>) {{
+      ^bb0(%x: tensor<{I}x{t}>, %h: tensor<{H}x{t}>, %w: tensor<{H}x{H}x{t}>,
+           %u: tensor<{I}x{H}x{t}>, %bb: tensor<{H}x{t}>):
+        %e = tensor.empty() : tensor<{H}x{t}>
+        %z = arith.constant 0.0 : {t}
+        %f = linalg.fill ins(%z : {t}) outs(%e : tensor<{H}x{t}>) -> tensor<{H}x{t}>
+        %wh = linalg.vecmat ins(%h, %w : tensor<{H}x{t}>, tensor<{H}x{H}x{t}>) outs(%f : tensor<{H}x{t}>) -> tensor<{H}x{t}>
+        %ux = linalg.vecmat ins(%x, %u : tensor<{I}x{t}>, tensor<{I}x{H}x{t}>) outs(%f : tensor<{H}x{t}>) -> tensor<{H}x{t}>
+        %s = arith.addf %wh, %ux : tensor<{H}x{t}>
+        %sb = arith.addf %s, %bb : tensor<{H}x{t}>
+        %next = math.tanh %sb : tensor<{H}x{t}>
+        scan.yield %next : tensor<{H}x{t}>
+      }} -> (tensor<?x{H}x{t}>)
+      return %r : tensor<?x{H}x{t}>
+    }}"""
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+
+        name = np.dtype(dtype).name
+        xv, hv = pt.matrix("xs", dtype=name), pt.vector("h0", dtype=name)
+        Wv, Uv, bv = pt.matrix("W", dtype=name), pt.matrix("U", dtype=name), pt.vector("b", dtype=name)
+        res = pytensor.scan(lambda x, h, W, U, b: pt.tanh(pt.dot(h, W) + pt.dot(x, U) + b),
+                            sequences=xv, outputs_info=hv, non_sequences=[Wv, Uv, bv],
+                            return_updates=False)
+        return pytensor.function([xv, hv, Wv, Uv, bv], res, mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+        import jax.numpy as jnp
+
+        def rnn(xs, h0, W, U, bias):
+            def body(h, x):
+                h = jnp.tanh(h @ W + x @ U + bias)
+                return h, h
+            _, out = jax.lax.scan(body, h0, xs)
+            return out
+
+        jitted = jax.jit(rnn)
+        return lambda *args: np.asarray(jitted(*args))
+
+    def numba_impl():
+        @_numba_jit
+        def rnn(xs, h0, W, U, bias):
+            out = np.empty((xs.shape[0], h0.shape[0]), dtype=h0.dtype)
+            h = h0.copy()
+            for i in range(xs.shape[0]):
+                h = np.tanh(h @ W + xs[i] @ U + bias)
+                out[i] = h
+            return out
+
+        return rnn
+
+    w = Workload(f"W5-{np.dtype(dtype).name}-H{H}", (xs, h0, W, U, bias), numpy_loop,
+                 rtol=1e-8 if dtype == np.float64 else 2e-3)
+    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).rnn, "jax": jax_impl,
+                  "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    return w
+
+
+# ---------------------------------------------------------------------------
+# W7: until: doubling until the value exceeds a maximum, at most 1024 steps.
+# ---------------------------------------------------------------------------
+
+def w7_until(dtype, quick: bool, maximum: float = 1e300) -> Workload:
+    t = _mlir_type(dtype)
+    limit = dtype(maximum if dtype == np.float64 else 1e37)
+
+    def numpy_loop(limit):
+        values, x = [], dtype(1)
+        for _ in range(1024):
+            x = x * dtype(2)
+            values.append(x)
+            if x > limit:
+                break
+        return np.array(values, dtype=dtype)
+
+    source = f"""
+    func.func @double(%max: {t}) -> tensor<?x{t}> {{
+      %c1024 = arith.constant 1024 : index
+      %one = arith.constant 1.0 : {t}
+      %r = scan.scan steps(%c1024) until sitsot(%one : {t}) nonsequences(%max : {t}) {{
+      ^bb0(%p: {t}, %m: {t}):
+        %two = arith.constant 2.0 : {t}
+        %x = arith.mulf %p, %two : {t}
+        %stop = arith.cmpf ogt, %x, %m : {t}
+        scan.yield %x, %stop : {t}, i1
+      }} -> (tensor<?x{t}>)
+      return %r : tensor<?x{t}>
+    }}"""
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+        from pytensor.scan.utils import until
+
+        m = pt.scalar("max", dtype=np.dtype(dtype).name)
+
+        def step(p, m):
+            x = p * 2
+            return x, until(x > m)
+
+        res = pytensor.scan(step, outputs_info=pt.constant(dtype(1)), non_sequences=m,
+                            n_steps=1024, return_updates=False)
+        return pytensor.function([m], res, mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+        import jax.numpy as jnp
+
+        def double(m):
+            # JAX has no early exit in scan: a while_loop filling a buffer.
+            def cond(state):
+                i, x, _ = state
+                return (i < 1024) & ((i == 0) | (x <= m))
+
+            def body(state):
+                i, x, buf = state
+                x = x * 2
+                return i + 1, x, buf.at[i].set(x)
+
+            i, _, buf = jax.lax.while_loop(cond, body, (0, jnp.asarray(1, m.dtype),
+                                                        jnp.zeros(1024, m.dtype)))
+            return buf, i
+
+        jitted = jax.jit(double)
+
+        def run(m):
+            buf, i = jitted(m)
+            return np.asarray(buf)[: int(i)]
+
+        return run
+
+    w = Workload(f"W7-{np.dtype(dtype).name}", (limit,), numpy_loop, rtol=0)
+    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).double, "jax": jax_impl,
+                  "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
+    return w
+
+
+# ---------------------------------------------------------------------------
+# Per-step overhead: a trivial scalar body, 10^6 steps.
+# ---------------------------------------------------------------------------
+
+def overhead_probe(dtype, quick: bool, steps: int = 1_000_000) -> Workload:
+    t = _mlir_type(dtype)
+    xs = np.random.default_rng(7).standard_normal(steps).astype(dtype)
+
+    def numpy_loop(xs):
+        # A recurrence LLVM cannot collapse: x_t = x_{t-1} * 0.5 + seq_t.
+        acc = xs.dtype.type(0)
+        for x in xs:
+            acc = acc * xs.dtype.type(0.5) + x
+        return np.asarray(acc)
+
+    source = f"""
+    func.func @probe(%xs: tensor<?x{t}>) -> {t} {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %n = tensor.dim %xs, %c0 : tensor<?x{t}>
+      %zero = arith.constant 0.0 : {t}
+      %r = scan.scan steps(%n) sequences(%xs : tensor<?x{t}>) sitsot(%zero : {t}) {{
+      ^bb0(%x: {t}, %acc: {t}):
+        %half = arith.constant 0.5 : {t}
+        %h = arith.mulf %acc, %half : {t}
+        %s = arith.addf %h, %x : {t}
+        scan.yield %s : {t}
+      }} -> (tensor<?x{t}>)
+      %last = arith.subi %n, %c1 : index
+      %v = tensor.extract %r[%last] : tensor<?x{t}>
+      return %v : {t}
+    }}"""
+
+    def numba_impl():
+        @_numba_jit
+        def probe(xs):
+            acc = xs.dtype.type(0)
+            for i in range(xs.shape[0]):
+                acc = acc * xs.dtype.type(0.5) + xs[i]
+            return acc
+
+        return lambda xs: np.asarray(probe(xs))
+
+    def jax_impl():
+        jax = _jax()
+
+        def probe(xs):
+            def body(acc, x):
+                return acc * 0.5 + x, None
+            acc, _ = jax.lax.scan(body, xs.dtype.type(0), xs)
+            return acc
+
+        jitted = jax.jit(probe)
+        return lambda xs: np.asarray(jitted(xs))
+
+    w = Workload(f"overhead-{np.dtype(dtype).name}", (xs,), numpy_loop,
+                 rtol=1e-9 if dtype == np.float64 else 1e-3)
+    w.builders = {"mlir-scan": lambda: (lambda f: lambda xs: np.asarray(f(xs)))(
+                      mlir_scan.compile(source).probe),
+                  "numba": numba_impl, "jax": jax_impl}
+    return w
+
+
+ALL = [w1_power, w2_cumsum, w3_polynomial, w4_fibonacci, w5_rnn, w7_until, overhead_probe]

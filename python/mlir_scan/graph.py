@@ -1,0 +1,444 @@
+"""The symbolic graph of the Theano-style builder: types, variables and nodes.
+
+A graph is made of :class:`Variable` objects (typed symbolic values) and
+:class:`Apply` nodes (one application of an :class:`Op` to input variables,
+producing output variables). Ops know their output types (NumPy-style dtype
+promotion and broadcasting), their output shapes in terms of other variables
+(:meth:`Op.infer_shape`) and how to emit MLIR for themselves
+(:meth:`Op.emit`). Nothing here touches MLIR; ``import mlir_scan.graph`` is
+cheap.
+
+Example::
+
+    >>> from mlir_scan import tensor as T
+    >>> x = T.vector("x")
+    >>> y = x * 2 + 1
+    >>> y.type
+    TensorType(float64, (None,))
+    >>> y.owner.op
+    Elemwise(add)
+    >>> [v.name for v in graph_inputs([y]) if not isinstance(v, Constant)]
+    ['x']
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "DTYPES",
+    "TensorType",
+    "Variable",
+    "Constant",
+    "Apply",
+    "Op",
+    "MissingInputError",
+    "UnusedInputError",
+    "graph_inputs",
+    "toposort",
+    "ancestors",
+    "clone_replace",
+    "check_dtype",
+    "upcast",
+]
+
+#: Supported dtypes and their MLIR element types.
+DTYPES: dict[str, str] = {
+    "bool": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "float32": "f32",
+    "float64": "f64",
+}
+
+_INT_DTYPES = ("int8", "int16", "int32", "int64")
+_FLOAT_DTYPES = ("float32", "float64")
+
+
+class MissingInputError(Exception):
+    """A graph uses a variable that is neither an input nor computable (Theano's name)."""
+
+
+class UnusedInputError(Exception):
+    """An input given to :func:`mlir_scan.function` is not used by the outputs."""
+
+
+def check_dtype(dtype: Any, what: str = "dtype") -> str:
+    """The canonical name of a supported dtype, or a TypeError naming `what`.
+
+    >>> check_dtype("float64"), check_dtype(np.int32)
+    ('float64', 'int32')
+    """
+    try:
+        name = np.dtype(dtype).name
+    except TypeError as exc:
+        raise TypeError(f"{what}: {dtype!r} is not a dtype") from exc
+    if name not in DTYPES:
+        raise TypeError(
+            f"{what}: dtype {name} is not supported (use one of {', '.join(DTYPES)})"
+        )
+    return name
+
+
+def upcast(*dtypes: str) -> str:
+    """NumPy's promotion of `dtypes` (all in :data:`DTYPES`).
+
+    >>> upcast("int32", "float32"), upcast("int8", "int16"), upcast("bool", "bool")
+    ('float64', 'int16', 'bool')
+    """
+    return np.result_type(*[np.dtype(d) for d in dtypes]).name
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in _FLOAT_DTYPES
+
+
+def is_int(dtype: str) -> bool:
+    return dtype in _INT_DTYPES
+
+
+class TensorType:
+    """A dtype and a shape whose entries are ints (static) or ``None`` (unknown).
+
+    Rank 0 is a scalar; in MLIR it is the element type itself (``f64``), and
+    rank >= 1 is a ranked tensor (``tensor<?x3xf64>``).
+
+    >>> t = TensorType("float32", (None, 3))
+    >>> t.ndim, t.mlir, t.row().mlir, TensorType("int32", ()).mlir
+    (2, 'tensor<?x3xf32>', 'tensor<3xf32>', 'i32')
+    """
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype: Any, shape: Sequence[int | None] = ()):
+        self.dtype = check_dtype(dtype)
+        dims = []
+        for d in shape:
+            if d is not None:
+                if isinstance(d, (bool, np.bool_)) or int(d) != d or int(d) < 0:
+                    raise ValueError(f"TensorType: bad static dimension {d!r}")
+                d = int(d)
+            dims.append(d)
+        self.shape: tuple[int | None, ...] = tuple(dims)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        """Theano's broadcastable pattern: True where the dimension is statically 1."""
+        return tuple(d == 1 for d in self.shape)
+
+    @property
+    def mlir_elem(self) -> str:
+        return DTYPES[self.dtype]
+
+    @property
+    def mlir(self) -> str:
+        if not self.shape:
+            return self.mlir_elem
+        dims = "x".join("?" if d is None else str(d) for d in self.shape)
+        return f"tensor<{dims}x{self.mlir_elem}>"
+
+    def row(self) -> "TensorType":
+        """The type of one row (drop the leading dimension)."""
+        if not self.shape:
+            raise ValueError("a scalar has no rows")
+        return TensorType(self.dtype, self.shape[1:])
+
+    def stacked(self, n: int | None) -> "TensorType":
+        """The type of `n` rows of this type."""
+        return TensorType(self.dtype, (n,) + self.shape)
+
+    def with_dtype(self, dtype: str) -> "TensorType":
+        return TensorType(dtype, self.shape)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, TensorType)
+            and other.dtype == self.dtype
+            and other.shape == self.shape
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.dtype, self.shape))
+
+    def __repr__(self) -> str:
+        return f"TensorType({self.dtype}, {self.shape})"
+
+
+_ids = itertools.count()
+
+
+class Variable:
+    """A typed symbolic value: a graph input, a constant or an output of a node.
+
+    Variables support NumPy-like operators (``+ - * / // % **``, comparisons,
+    indexing) and methods (``sum``, ``mean``, ``astype``, ``T``, ...) that
+    build new nodes; see :mod:`mlir_scan.tensor`. ``==`` is identity (use
+    ``T.eq`` for an element-wise comparison), as in Theano.
+    """
+
+    def __init__(
+        self,
+        type: TensorType,
+        owner: "Apply | None" = None,
+        index: int | None = None,
+        name: str | None = None,
+    ):
+        if not isinstance(type, TensorType):
+            raise TypeError(f"Variable: expected a TensorType, got {type!r}")
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.name = name
+        self.id = next(_ids)
+        self.tag: dict[str, Any] = {}
+
+    # -- type shortcuts -----------------------------------------------------
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.type.ndim
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        return self.type.broadcastable
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        if self.owner is not None:
+            out = f".{self.index}" if len(self.owner.outputs) > 1 else ""
+            return f"{self.owner.op}{out}"
+        kind = {0: "scalar", 1: "vector", 2: "matrix"}.get(self.ndim, f"tensor{self.ndim}")
+        return f"<TensorType({self.type.dtype}, {kind})>"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self}: {self.type.dtype}{_shape_text(self.type.shape)})"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"the truth value of symbolic variable {self} is unknown until the "
+            "function runs; use T.switch / T.eq / T.gt ... to build conditions"
+        )
+
+    def __iter__(self):
+        n = self.type.shape[0] if self.ndim else None
+        if n is None:
+            raise TypeError(
+                f"cannot iterate over {self}: its leading dimension is not known "
+                "statically (index it explicitly, or use scan)"
+            )
+        for i in range(n):
+            yield self[i]
+
+    def __len__(self) -> int:
+        n = self.type.shape[0] if self.ndim else None
+        if n is None:
+            raise TypeError(f"len({self}) is not known statically; use {self}.shape[0]")
+        return n
+
+    # Operators and tensor methods (``+``, ``sum``, ``T``...) are installed
+    # by :mod:`mlir_scan.tensor`, which defines them.
+
+
+def _shape_text(shape: tuple[int | None, ...]) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class Constant(Variable):
+    """A variable with a value known when the graph is built.
+
+    >>> Constant(np.asarray([1.0, 2.0])).type
+    TensorType(float64, (2,))
+    """
+
+    def __init__(self, data: Any, dtype: str | None = None, name: str | None = None):
+        array = np.asarray(data, dtype=dtype)
+        dtype_name = check_dtype(array.dtype, "constant")
+        super().__init__(TensorType(dtype_name, array.shape), name=name)
+        self.data = array
+        self.data.setflags(write=False)
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        if self.data.size <= 8:
+            return f"Constant{{{self.data.tolist()}}}"
+        return f"Constant{{{self.type.dtype}{_shape_text(self.type.shape)}}}"
+
+
+class Apply:
+    """One application of `op` to `inputs`, producing `outputs`."""
+
+    __slots__ = ("op", "inputs", "outputs")
+
+    def __init__(self, op: "Op", inputs: Sequence[Variable], output_types: Sequence[TensorType]):
+        for i, v in enumerate(inputs):
+            if not isinstance(v, Variable):
+                raise TypeError(f"{op}: input #{i} is not a symbolic variable: {v!r}")
+        self.op = op
+        self.inputs = list(inputs)
+        self.outputs = [Variable(t, self, i) for i, t in enumerate(output_types)]
+
+    def clone_with_new_inputs(self, inputs: Sequence[Variable]) -> "Apply":
+        """A node applying the same op to `inputs` (types re-derived by the op)."""
+        return self.op.make_node(*inputs)
+
+    def __repr__(self) -> str:
+        return f"Apply({self.op}, {[str(i) for i in self.inputs]})"
+
+
+class Op:
+    """Base class of the graph's operations.
+
+    A subclass implements :meth:`make_node` (check and type the inputs) and
+    :meth:`emit` (write MLIR); :meth:`infer_shape` is optional (the fallback
+    reads the dimensions of the outputs at run time).
+    """
+
+    #: Parameters that identify the op (used by __eq__/__hash__ and __str__).
+    __props__: tuple[str, ...] = ()
+
+    def make_node(self, *inputs: Variable) -> Apply:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, *inputs: Any) -> Any:
+        node = self.make_node(*inputs)
+        return node.outputs[0] if len(node.outputs) == 1 else node.outputs
+
+    def infer_shape(self, node: Apply, input_shapes: list[tuple]) -> list[tuple] | None:
+        """Output shapes as tuples of ints / int64 scalar variables, or None."""
+        return None
+
+    def emit(self, block: Any, node: Apply, inputs: list[str]) -> list[str]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _props(self) -> tuple:
+        return tuple(getattr(self, p) for p in self.__props__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._props() == other._props()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._props()))
+
+    def __str__(self) -> str:
+        props = self._props()
+        if not props:
+            return type(self).__name__
+        return f"{type(self).__name__}({', '.join(str(p) for p in props)})"
+
+    __repr__ = __str__
+
+
+# -- graph walks ---------------------------------------------------------------
+
+
+def toposort(outputs: Iterable[Variable], stop: set[int] | None = None) -> list[Apply]:
+    """The nodes computing `outputs`, each after the nodes it depends on.
+
+    `stop` holds ids of variables whose owners are not walked into.
+    Iterative, so deep graphs do not hit Python's recursion limit.
+    """
+    stop = stop or set()
+    order: list[Apply] = []
+    seen: set[int] = set()
+    for out in outputs:
+        stack: list[tuple[Apply, int]] = []
+        if out.owner is not None and out.id not in stop and id(out.owner) not in seen:
+            seen.add(id(out.owner))
+            stack.append((out.owner, 0))
+        while stack:
+            node, i = stack[-1]
+            if i < len(node.inputs):
+                stack[-1] = (node, i + 1)
+                inp = node.inputs[i]
+                if inp.owner is not None and inp.id not in stop and id(inp.owner) not in seen:
+                    seen.add(id(inp.owner))
+                    stack.append((inp.owner, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def ancestors(outputs: Iterable[Variable], stop: set[int] | None = None) -> list[Variable]:
+    """Every variable `outputs` depend on (themselves included), inputs first."""
+    outputs = list(outputs)
+    result: list[Variable] = []
+    seen: set[int] = set()
+
+    def add(v: Variable) -> None:
+        if v.id not in seen:
+            seen.add(v.id)
+            result.append(v)
+
+    nodes = toposort(outputs, stop)
+    for node in nodes:
+        for v in node.inputs:
+            if v.owner is None or (stop and v.id in stop):
+                add(v)
+    for node in nodes:
+        for v in node.outputs:
+            add(v)
+    for v in outputs:
+        add(v)
+    return result
+
+
+def graph_inputs(outputs: Iterable[Variable], stop: set[int] | None = None) -> list[Variable]:
+    """The root variables of the graph of `outputs` (no owner, or in `stop`)."""
+    return [
+        v for v in ancestors(outputs, stop) if v.owner is None or (stop and v.id in stop)
+    ]
+
+
+def clone_replace(
+    outputs: Sequence[Variable], replace: dict[Variable, Variable]
+) -> list[Variable]:
+    """`outputs` recomputed with each key of `replace` swapped for its value.
+
+    Nodes that do not depend on a replaced variable are shared, not copied.
+
+    >>> from mlir_scan import tensor as T
+    >>> x, y = T.scalar("x"), T.scalar("y")
+    >>> [z] = clone_replace([x * 2], {x: y})
+    >>> z.owner.inputs[0] is y
+    True
+    """
+    mapping: dict[int, Variable] = {k.id: v for k, v in replace.items()}
+    for key, value in replace.items():
+        if key.type.dtype != value.type.dtype or key.type.ndim != value.type.ndim:
+            raise TypeError(
+                f"clone_replace: cannot replace {key} ({key.type}) by {value} ({value.type})"
+            )
+    for node in toposort(outputs, stop=set(mapping)):
+        new_inputs = [mapping.get(v.id, v) for v in node.inputs]
+        if all(a is b for a, b in zip(new_inputs, node.inputs)):
+            continue
+        new_node = node.clone_with_new_inputs(new_inputs)
+        for old, new in zip(node.outputs, new_node.outputs):
+            if old.name and not new.name:
+                new.name = old.name
+            mapping[old.id] = new
+    return [mapping.get(v.id, v) for v in outputs]
+
+
+def depends_on(outputs: Iterable[Variable], targets: set[int]) -> set[int]:
+    """Ids of the variables among the ancestors of `outputs` that depend on `targets`."""
+    dependent = set(targets)
+    for node in toposort(outputs):
+        if any(v.id in dependent for v in node.inputs):
+            dependent.update(v.id for v in node.outputs)
+    return dependent

@@ -1,0 +1,629 @@
+"""Structural tensor ops: alloc, arange, dot, reductions, dimshuffle, join, reshape.
+
+Example::
+
+    >>> from mlir_scan import tensor as T
+    >>> A, x = T.matrix("A"), T.vector("x")
+    >>> T.dot(A, x).owner.op, T.dot(x, A).type, T.dot(x, x).type
+    (Dot, TensorType(float64, (None,)), TensorType(float64, ()))
+    >>> A.sum(axis=0).owner.op
+    Reduce(sum, (0,))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .emitter import Block
+from .graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, upcast
+from .ops_elemwise import _nobool, broadcast_shapes
+
+__all__ = ["Alloc", "Arange", "Dot", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
+
+
+def _index_dims(b: Block, dims: list[str], dtypes: list[str], what: str) -> list[str]:
+    """Index values from int scalars, clamped at 0 with a run-time error if negative."""
+    out = []
+    for i, (d, dt) in enumerate(zip(dims, dtypes)):
+        idx = b.to_index(d, dt)
+        zero = b.index(0)
+        neg = b.icmp("slt", idx, zero)
+        b.check(neg, f"{what}: dimension #{i} is negative ({{have}})", have=idx)
+        out.append(b.iop("maxsi", idx, zero))
+    return out
+
+
+class Alloc(Op):
+    """A tensor of `shape` filled with (a broadcast of) a value.
+
+    `shape` holds ints and ``None`` for the dimensions given as inputs.
+    """
+
+    __props__ = ("dtype", "shape")
+
+    def __init__(self, dtype: str, shape: tuple):
+        self.dtype, self.shape = dtype, tuple(shape)
+
+    def make_node(self, value: Variable, *dims: Variable) -> Apply:
+        if len(dims) != sum(d is None for d in self.shape):
+            raise TypeError("Alloc: one input per symbolic dimension")
+        if value.ndim > len(self.shape):
+            raise ValueError(f"alloc: value of rank {value.ndim} does not fit shape of rank {len(self.shape)}")
+        broadcast_shapes([value.type.shape, self.shape], "alloc: ")
+        for i, d in enumerate(value.type.shape):
+            target = self.shape[len(self.shape) - value.ndim + i]
+            if d is not None and d != 1 and target is not None and d != target:
+                raise ValueError(f"alloc: value of shape {value.type.shape} cannot fill shape {self.shape}")
+        return Apply(self, [value, *dims], [TensorType(self.dtype, self.shape)])
+
+    def infer_shape(self, node, input_shapes):
+        it = iter(node.inputs[1:])
+        return [tuple(s if s is not None else next(it) for s in self.shape)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        value = node.inputs[0]
+        dyn = _index_dims(b, inputs[1:], [v.dtype for v in node.inputs[1:]], "alloc")
+        it = iter(dyn)
+        dims = [b.index(s) if s is not None else next(it) for s in self.shape]
+        out = node.outputs[0].type
+        if out.ndim == 0:
+            return [b.cast(inputs[0], value.dtype, self.dtype)]
+        if value.ndim == 0:
+            return [b.filled(out, dims, b.cast(inputs[0], value.dtype, self.dtype))]
+        src = value.dtype
+
+        def body(bb: Block, args: list[str]) -> str:
+            return bb.cast(args[0], src, out.dtype)
+
+        return [b.elementwise(out, [(inputs[0], value.type)], body, out_dims=dims, what="alloc")]
+
+
+class Arange(Op):
+    """``arange(start, stop, step)`` of `dtype`."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: str):
+        self.dtype = dtype
+
+    def make_node(self, start: Variable, stop: Variable, step: Variable) -> Apply:
+        for name, v in (("start", start), ("stop", stop), ("step", step)):
+            if v.ndim != 0:
+                raise TypeError(f"arange: {name} must be a scalar, got {v.type}")
+        length = None
+        if all(isinstance(v, Constant) for v in (start, stop, step)):
+            if step.data == 0:
+                raise ValueError("arange: step must not be zero")
+            length = len(np.arange(start.data, stop.data, step.data))
+        return Apply(self, [start, stop, step], [TensorType(self.dtype, (length,))])
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        dt = self.dtype
+        start, stop, step = (b.cast(s, v.dtype, dt) for s, v in zip(inputs, node.inputs))
+        t = DTYPES[dt]
+        out = node.outputs[0].type
+        if out.shape[0] is not None:
+            length = b.index(out.shape[0])
+        elif is_float(dt):
+            zero = b.const(0.0, dt)
+            span = b.op(f"arith.subf {stop}, {start} : {t}")
+            q = b.op(f"arith.divf {span}, {step} : {t}")
+            c = b.op(f"math.ceil {q} : {t}")
+            c = b.op(f"arith.maximumf {c}, {zero} : {t}")
+            is_zero = b.op(f"arith.cmpf oeq, {step}, {zero} : {t}")
+            c = b.select(is_zero, zero, c, t)
+            n = b.op(f"arith.fptosi {c} : {t} to i64")
+            length = b.to_index(n, "int64")
+            b.check(is_zero, "arange: step must not be zero")
+        else:
+            s0, s1, st = (b.cast(s, dt, "int64") for s in (start, stop, step))
+            z, one = b.i64(0), b.i64(1)
+            pos = b.op(f"arith.cmpi sgt, {st}, {z} : i64")
+            is_zero = b.op(f"arith.cmpi eq, {st}, {z} : i64")
+            # step > 0: ceil((stop - start) / step); step < 0: ceil((start - stop) / -step)
+            span_p = b.op(f"arith.subi {s1}, {s0} : i64")
+            span_n = b.op(f"arith.subi {s0}, {s1} : i64")
+            span = b.select(pos, span_p, span_n, "i64")
+            neg_st = b.op(f"arith.subi {z}, {st} : i64")
+            den = b.select(pos, st, neg_st, "i64")
+            den = b.select(is_zero, one, den, "i64")
+            num = b.op(f"arith.addi {span}, {den} : i64")
+            num = b.op(f"arith.subi {num}, {one} : i64")
+            n = b.op(f"arith.divsi {num}, {den} : i64")
+            n = b.op(f"arith.maxsi {n}, {z} : i64")
+            n = b.select(is_zero, z, n, "i64")
+            length = b.to_index(n, "int64")
+            b.check(is_zero, "arange: step must not be zero")
+
+        def body(bb: Block, args: list[str]) -> list[str]:
+            i = bb.op("linalg.index 0 : index")
+            if is_float(dt):
+                i64 = bb.from_index(i)
+                fi = bb.op(f"arith.sitofp {i64} : i64 to {t}")
+                prod = bb.op(f"arith.mulf {fi}, {step} : {t}")
+                return [bb.op(f"arith.addf {start}, {prod} : {t}")]
+            ii = bb.from_index(i, dt)
+            prod = bb.op(f"arith.muli {ii}, {step} : {t}")
+            return [bb.op(f"arith.addi {start}, {prod} : {t}")]
+
+        empty = b.empty(out, [length])
+        return b.generic([], [(empty, out, "(d0)")], ["parallel"], body)
+
+
+class Dot(Op):
+    """NumPy's ``dot`` for operands of rank 1 or 2 (and N-D x 1-D/2-D)."""
+
+    def make_node(self, x: Variable, y: Variable) -> Apply:
+        if x.ndim == 0 or y.ndim == 0:
+            raise TypeError("Dot: use element-wise multiplication for scalars")
+        kx = x.type.shape[-1]
+        ky = y.type.shape[0] if y.ndim == 1 else y.type.shape[-2]
+        if kx is not None and ky is not None and kx != ky:
+            raise ValueError(
+                f"dot: shapes {x.type.shape} and {y.type.shape} not aligned: "
+                f"{kx} (dim {x.ndim - 1}) != {ky} (dim {max(y.ndim - 2, 0)})"
+            )
+        dtype = _nobool(upcast(x.dtype, y.dtype))
+        if y.ndim == 1:
+            shape = x.type.shape[:-1]
+        else:
+            shape = x.type.shape[:-1] + y.type.shape[:-2] + y.type.shape[-1:]
+        return Apply(self, [x, y], [TensorType(dtype, shape)])
+
+    def infer_shape(self, node, input_shapes):
+        sx, sy = input_shapes
+        y = node.inputs[1]
+        if y.ndim == 1:
+            return [tuple(sx[:-1])]
+        return [tuple(sx[:-1]) + tuple(sy[:-2]) + tuple(sy[-1:])]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x, y = node.inputs
+        out = node.outputs[0].type
+        dt = out.dtype
+        xs, ys = inputs
+        xt, yt = x.type, y.type
+        if x.dtype != dt:
+            xs, xt = _cast_tensor(b, xs, xt, dt), xt.with_dtype(dt)
+        if y.dtype != dt:
+            ys, yt = _cast_tensor(b, ys, yt, dt), yt.with_dtype(dt)
+        zero = b.const(0, dt) if not is_float(dt) else b.const(0.0, dt)
+        # The contracted dimensions must agree at run time; a mismatch would
+        # read out of bounds, so the contraction is skipped (zeros) then.
+        kx = b.dim(xs, xt, xt.ndim - 1)
+        ky = b.dim(ys, yt, 0 if yt.ndim == 1 else yt.ndim - 2)
+        bad = b.icmp("ne", kx, ky)
+        b.check(bad, "dot: shapes not aligned: {have} (last dim of the first operand) != {need}", kx, ky)
+        dims = []
+        for d in range(xt.ndim - 1):
+            dims.append(b.dim(xs, xt, d))
+        if yt.ndim >= 2:
+            for d in range(yt.ndim - 2):
+                dims.append(b.dim(ys, yt, d))
+            dims.append(b.dim(ys, yt, yt.ndim - 1))
+        if out.ndim == 0:
+            acc_t = f"tensor<{DTYPES[dt]}>"
+            empty = b.op(f"tensor.empty() : {acc_t}")
+            init = b.op(f"linalg.fill ins({zero} : {DTYPES[dt]}) outs({empty} : {acc_t}) -> {acc_t}")
+        else:
+            init = b.filled(out, dims, zero)
+            acc_t = out.mlir
+        ok = b.op(f"arith.xori {bad}, {b.const(True, 'bool')} : i1")
+        res = b.module.fresh("dot")
+        b.stmt(f"{res} = scf.if {ok} -> ({acc_t}) {{")
+        inner = b.child(inherit=True)
+        if xt.ndim == 1 and yt.ndim == 1:
+            r = inner.op(f"linalg.dot ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+        elif xt.ndim == 2 and yt.ndim == 1:
+            r = inner.op(f"linalg.matvec ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+        elif xt.ndim == 1 and yt.ndim == 2:
+            r = inner.op(f"linalg.vecmat ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+        elif xt.ndim == 2 and yt.ndim == 2:
+            r = inner.op(f"linalg.matmul ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+        else:
+            r = _generic_dot(inner, xs, xt, ys, yt, init, out)
+        inner.stmt(f"scf.yield {r} : {acc_t}")
+        b.lines.extend(inner.lines)
+        b.stmt("} else {")
+        b.stmt(f"  scf.yield {init} : {acc_t}")
+        b.stmt("}")
+        if out.ndim == 0:
+            return [b.op(f"tensor.extract {res}[] : {acc_t}")]
+        return [res]
+
+
+def _generic_dot(b: Block, xs: str, xt: TensorType, ys: str, yt: TensorType, init: str, out: TensorType) -> str:
+    """N-D dot as a ``linalg.generic`` contraction (NumPy's rule)."""
+    nx = xt.ndim - 1  # free dims of x
+    ny = yt.ndim - 1  # free dims of y (all but the contracted one)
+    k = f"d{nx + ny}"
+    x_map = "(" + ", ".join([f"d{i}" for i in range(nx)] + [k]) + ")"
+    if yt.ndim == 1:
+        y_map = f"({k})"
+    else:
+        ys_dims = [f"d{nx + i}" for i in range(ny - 1)] + [k, f"d{nx + ny - 1}"]
+        y_map = "(" + ", ".join(ys_dims) + ")"
+    o_map = "(" + ", ".join(f"d{i}" for i in range(nx + ny)) + ")"
+    iters = ["parallel"] * (nx + ny) + ["reduction"]
+    dt = out.dtype
+    t = DTYPES[dt]
+
+    def body(bb: Block, args: list[str]) -> list[str]:
+        a, c, acc = args
+        if is_float(dt):
+            m = bb.op(f"arith.mulf {a}, {c} : {t}")
+            return [bb.op(f"arith.addf {acc}, {m} : {t}")]
+        m = bb.op(f"arith.muli {a}, {c} : {t}")
+        return [bb.op(f"arith.addi {acc}, {m} : {t}")]
+
+    return b.generic([(xs, xt, x_map), (ys, yt, y_map)], [(init, out, o_map)], iters, body)[0]
+
+
+def _cast_tensor(b: Block, ssa: str, t: TensorType, dtype: str) -> str:
+    out = t.with_dtype(dtype)
+    return b.elementwise(out, [(ssa, t)], lambda bb, args: bb.cast(args[0], t.dtype, dtype))
+
+
+_REDUCE_OPS = {
+    "sum": ("addf", "addi", "ori"),
+    "prod": ("mulf", "muli", "andi"),
+    "max": ("maximumf", "maxsi", "ori"),
+    "min": ("minimumf", "minsi", "andi"),
+}
+
+
+def reduce_dtype(kind: str, dtype: str) -> str:
+    """NumPy's result dtype: sums and products of ints/bools are int64."""
+    if kind in ("sum", "prod") and not is_float(dtype):
+        return "int64"
+    return dtype
+
+
+def _identity(kind: str, dtype: str):
+    if kind == "sum":
+        return False if dtype == "bool" else (0.0 if is_float(dtype) else 0)
+    if kind == "prod":
+        return True if dtype == "bool" else (1.0 if is_float(dtype) else 1)
+    if dtype == "bool":
+        return kind == "min"
+    if is_float(dtype):
+        return -np.inf if kind == "max" else np.inf
+    info = np.iinfo(dtype)
+    return int(info.min) if kind == "max" else int(info.max)
+
+
+class Reduce(Op):
+    """``sum``/``prod``/``max``/``min`` over `axes` (sorted, non-negative)."""
+
+    __props__ = ("kind", "axes")
+
+    def __init__(self, kind: str, axes: tuple[int, ...]):
+        self.kind, self.axes = kind, tuple(axes)
+
+    def make_node(self, x: Variable) -> Apply:
+        dtype = reduce_dtype(self.kind, x.dtype)
+        shape = tuple(s for d, s in enumerate(x.type.shape) if d not in self.axes)
+        return Apply(self, [x], [TensorType(dtype, shape)])
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(s for d, s in enumerate(input_shapes[0]) if d not in self.axes)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        out = node.outputs[0].type
+        if not self.axes:
+            return [_cast_tensor(b, inputs[0], x.type, out.dtype) if x.dtype != out.dtype else inputs[0]]
+        dt = out.dtype
+        init_value = b.const(_identity(self.kind, dt), dt)
+        keep = [d for d in range(x.ndim) if d not in self.axes]
+        if out.ndim == 0:
+            acc_t = TensorType(dt, ())
+            acc_mlir = f"tensor<{DTYPES[dt]}>"
+            empty = b.op(f"tensor.empty() : {acc_mlir}")
+            init = b.op(f"linalg.fill ins({init_value} : {DTYPES[dt]}) outs({empty} : {acc_mlir}) -> {acc_mlir}")
+        else:
+            dims = [b.dim(inputs[0], x.type, d) for d in keep]
+            init = b.filled(out, dims, init_value)
+            acc_t = out
+        fop, iop, bop = _REDUCE_OPS[self.kind]
+        opname = bop if dt == "bool" else (fop if is_float(dt) else iop)
+        src = x.dtype
+
+        def body(bb: Block, args: list[str]) -> list[str]:
+            v = bb.cast(args[0], src, dt)
+            return [bb.op(f"arith.{opname} {args[1]}, {v} : {DTYPES[dt]}")]
+
+        in_map = "(" + ", ".join(f"d{i}" for i in range(x.ndim)) + ")"
+        out_map = "(" + ", ".join(f"d{i}" for i in keep) + ")"
+        iters = ["reduction" if d in self.axes else "parallel" for d in range(x.ndim)]
+        if out.ndim == 0:
+            # generic() needs a TensorType for the output; a rank-0 one prints as the scalar.
+            res = _rank0_generic(b, inputs[0], x.type, init, dt, in_map, iters, body)
+            return [b.op(f"tensor.extract {res}[] : tensor<{DTYPES[dt]}>")]
+        return b.generic([(inputs[0], x.type, in_map)], [(init, acc_t, out_map)], iters, body)
+
+
+class _Rank0(TensorType):
+    """A rank-0 tensor type (``tensor<f64>``); only used inside emitters."""
+
+    @property
+    def mlir(self) -> str:  # type: ignore[override]
+        return f"tensor<{self.mlir_elem}>"
+
+
+def _rank0_generic(b, x, xt, init, dt, in_map, iters, body):
+    return b.generic([(x, xt, in_map)], [(init, _Rank0(dt, ()), "()")], iters, body)[0]
+
+
+class DimShuffle(Op):
+    """Theano's ``dimshuffle``: permute dimensions, add (``'x'``) or drop broadcastable ones."""
+
+    __props__ = ("input_ndim", "new_order")
+
+    def __init__(self, input_ndim: int, new_order: tuple):
+        self.input_ndim, self.new_order = input_ndim, tuple(new_order)
+
+    def make_node(self, x: Variable) -> Apply:
+        if x.ndim != self.input_ndim:
+            raise TypeError(f"dimshuffle: expected rank {self.input_ndim}, got {x.ndim}")
+        used = [d for d in self.new_order if d != "x"]
+        if len(set(used)) != len(used) or any(not 0 <= d < x.ndim for d in used):
+            raise ValueError(f"dimshuffle: bad pattern {self.new_order} for rank {x.ndim}")
+        for d in range(x.ndim):
+            if d not in used and x.type.shape[d] != 1:
+                raise ValueError(
+                    f"dimshuffle: cannot drop dimension {d} of {x} (shape {x.type.shape}): "
+                    "only dimensions of static size 1 can be dropped"
+                )
+        shape = tuple(1 if d == "x" else x.type.shape[d] for d in self.new_order)
+        return Apply(self, [x], [TensorType(x.dtype, shape)])
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(1 if d == "x" else input_shapes[0][d] for d in self.new_order)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        out = node.outputs[0].type
+        if list(self.new_order) == list(range(x.ndim)):
+            return [inputs[0]]
+        if x.ndim == 0:
+            return [b.op(f"tensor.from_elements {inputs[0]} : {out.mlir}")]
+        if out.ndim == 0:
+            zeros = ", ".join(b.index(0) for _ in range(x.ndim))
+            return [b.op(f"tensor.extract {inputs[0]}[{zeros}] : {x.type.mlir}")]
+        pos = {d: i for i, d in enumerate(self.new_order) if d != "x"}
+        in_map = "(" + ", ".join(f"d{pos[d]}" if d in pos else "0" for d in range(x.ndim)) + ")"
+        out_map = "(" + ", ".join(f"d{i}" for i in range(out.ndim)) + ")"
+        dims = [b.index(1) if d == "x" else b.dim(inputs[0], x.type, d) for d in self.new_order]
+        empty = b.empty(out, dims)
+        return b.generic([(inputs[0], x.type, in_map)], [(empty, out, out_map)], ["parallel"] * out.ndim,
+                         lambda bb, args: [args[0]])
+
+
+class Join(Op):
+    """``concatenate`` along `axis`; inputs share dtype and rank."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def make_node(self, *tensors: Variable) -> Apply:
+        if not tensors:
+            raise ValueError("concatenate: needs at least one tensor")
+        nd = tensors[0].ndim
+        if nd == 0:
+            raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated (use stack)")
+        for i, t in enumerate(tensors):
+            if t.ndim != nd:
+                raise ValueError(f"concatenate: tensor #{i} has rank {t.ndim}, tensor #0 has rank {nd}")
+        if not 0 <= self.axis < nd:
+            raise ValueError(f"concatenate: axis {self.axis} out of range for rank {nd}")
+        dtype = upcast(*[t.dtype for t in tensors])
+        shape = []
+        for d in range(nd):
+            sizes = [t.type.shape[d] for t in tensors]
+            if d == self.axis:
+                shape.append(None if None in sizes else sum(sizes))
+            else:
+                static = {s for s in sizes if s is not None}
+                if len(static) > 1:
+                    raise ValueError(
+                        f"concatenate: all dimensions but axis {self.axis} must match, got sizes "
+                        f"{sizes} along dimension {d}"
+                    )
+                shape.append(static.pop() if static else None)
+        return Apply(self, list(tensors), [TensorType(dtype, tuple(shape))])
+
+    def infer_shape(self, node, input_shapes):
+
+        out = []
+        for d in range(node.outputs[0].ndim):
+            if d == self.axis:
+                total = input_shapes[0][d]
+                for s in input_shapes[1:]:
+                    total = _add_dims(total, s[d])
+                out.append(total)
+            else:
+                out.append(input_shapes[0][d])
+        return [tuple(out)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        out = node.outputs[0].type
+        pieces = []
+        for s, v in zip(inputs, node.inputs):
+            if v.dtype != out.dtype:
+                s = _cast_tensor(b, s, v.type, out.dtype)
+            pieces.append((s, v.type.with_dtype(out.dtype)))
+        offsets = [b.index(0)]
+        for s, t in pieces:
+            offsets.append(b.iop("addi", offsets[-1], b.dim(s, t, self.axis)))
+        first_s, first_t = pieces[0]
+        dims = []
+        for d in range(out.ndim):
+            if d == self.axis:
+                dims.append(offsets[-1])
+            elif out.shape[d] is not None:
+                dims.append(b.index(out.shape[d]))
+            else:
+                dims.append(b.dim(first_s, first_t, d))
+        acc = b.empty(out, dims)
+        for k, (s, t) in enumerate(pieces):
+            sizes = []
+            ok = None
+            for d in range(out.ndim):
+                if t.shape[d] is not None:
+                    # Static sizes are literals: they make the slice's type.
+                    sizes.append(str(t.shape[d]))
+                    if d == self.axis or out.shape[d] is not None:
+                        continue
+                    have = b.index(t.shape[d])
+                elif d == self.axis:
+                    sizes.append(b.dim(s, t, d))
+                    continue
+                else:
+                    have = b.dim(s, t, d)
+                    sizes.append(have)
+                bad = b.icmp("ne", have, dims[d])
+                b.check(bad, f"concatenate: tensor #{k} has size {{have}} along dimension {d}, expected {{need}}",
+                        have, dims[d])
+                good = b.op(f"arith.xori {bad}, {b.const(True, 'bool')} : i1")
+                ok = good if ok is None else b.op(f"arith.andi {ok}, {good} : i1")
+            offs = [offsets[k] if d == self.axis else b.index(0) for d in range(out.ndim)]
+            ones = [b.index(1)] * out.ndim
+            insert = (f"tensor.insert_slice {s} into {acc}[{', '.join(offs)}] [{', '.join(sizes)}] "
+                      f"[{', '.join(ones)}] : {t.mlir} into {out.mlir}")
+            if ok is None:
+                acc = b.op(insert, "cat")
+            else:
+                res = b.module.fresh("cat")
+                b.stmt(f"{res} = scf.if {ok} -> ({out.mlir}) {{")
+                inner = b.child(inherit=True)
+                r = inner.op(insert, "cat")
+                inner.stmt(f"scf.yield {r} : {out.mlir}")
+                b.lines.extend(inner.lines)
+                b.stmt(f"}} else {{\n  scf.yield {acc} : {out.mlir}\n}}")
+                acc = res
+        return [acc]
+
+
+def _add_dims(a, c):
+    if isinstance(a, int) and isinstance(c, int):
+        return a + c
+    from . import tensor as T
+
+    return T.as_tensor_variable(a, dtype="int64") + T.as_tensor_variable(c, dtype="int64")
+
+
+class Reshape(Op):
+    """Reshape to `shape` (ints and ``None`` for dimensions given as inputs)."""
+
+    __props__ = ("shape",)
+
+    def __init__(self, shape: tuple):
+        self.shape = tuple(shape)
+
+    def make_node(self, x: Variable, *dims: Variable) -> Apply:
+        if len(dims) != sum(d is None for d in self.shape):
+            raise TypeError("Reshape: one input per symbolic dimension")
+        if None not in self.shape and None not in x.type.shape:
+            if int(np.prod(self.shape)) != int(np.prod(x.type.shape)):
+                raise ValueError(f"reshape: cannot reshape {x.type.shape} into {self.shape}")
+        return Apply(self, [x, *dims], [TensorType(x.dtype, self.shape)])
+
+    def infer_shape(self, node, input_shapes):
+        it = iter(node.inputs[1:])
+        return [tuple(s if s is not None else next(it) for s in self.shape)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        out = node.outputs[0].type
+        dyn = _index_dims(b, inputs[1:], [v.dtype for v in node.inputs[1:]], "reshape")
+        it = iter(dyn)
+        dims = [b.index(s) if s is not None else next(it) for s in self.shape]
+        src = inputs[0]
+        # The element counts must agree; on a mismatch the result is zeros.
+        total_in = b.index(1)
+        for d in range(x.ndim):
+            total_in = b.iop("muli", total_in, b.dim(src, x.type, d))
+        total_out = b.index(1)
+        for d in dims:
+            total_out = b.iop("muli", total_out, d)
+        bad = b.icmp("ne", total_in, total_out)
+        b.check(bad, "reshape: cannot reshape {have} elements into a shape of {need} elements", total_in, total_out)
+        if x.ndim == 0:
+            flat_t = TensorType(x.dtype, (1,))
+            flat = b.op(f"tensor.from_elements {src} : {flat_t.mlir}")
+        elif x.ndim == 1:
+            flat_t, flat = x.type, src
+        else:
+            n = None if None in x.type.shape else int(np.prod(x.type.shape))
+            flat_t = TensorType(x.dtype, (n,))
+            groups = "[[" + ", ".join(str(i) for i in range(x.ndim)) + "]]"
+            flat = b.op(f"tensor.collapse_shape {src} {groups} : {x.type.mlir} into {flat_t.mlir}")
+        if out.ndim == 0:
+            return [b.op(f"tensor.extract {flat}[{b.index(0)}] : {flat_t.mlir}")]
+        res = b.module.fresh("reshape")
+        zero = b.const(0.0 if is_float(x.dtype) else (False if x.dtype == "bool" else 0), x.dtype)
+        bad_b = b.child(inherit=True)
+        z = bad_b.filled(out, dims, zero)
+        bad_b.stmt(f"scf.yield {z} : {out.mlir}")
+        good = b.child(inherit=True)
+        if out.ndim == 1:
+            r = good.tensor_cast(flat, flat_t, out)
+        elif sum(1 for s in self.shape if s is None) > 1:
+            # expand_shape with several dynamic sizes in one group trips an
+            # assertion in expand-strided-metadata (LLVM 22): read the
+            # elements by their linear index instead.
+            r = _reshape_gather(good, flat, flat_t, out, dims)
+        else:
+            groups = "[[" + ", ".join(str(i) for i in range(out.ndim)) + "]]"
+            # Static sizes must be literals (they are part of the result type),
+            # and the collapsed size is static exactly when all sizes are.
+            want_flat = TensorType(x.dtype, (int(np.prod(self.shape)) if None not in self.shape else None,))
+            flat = good.tensor_cast(flat, flat_t, want_flat)
+            flat_t = want_flat
+            mixed = [str(s) if s is not None else d for s, d in zip(self.shape, dims)]
+            r = good.op(
+                f"tensor.expand_shape {flat} {groups} output_shape [{', '.join(mixed)}] : "
+                f"{flat_t.mlir} into {out.mlir}"
+            )
+        good.stmt(f"scf.yield {r} : {out.mlir}")
+        b.stmt(f"{res} = scf.if {bad} -> ({out.mlir}) {{")
+        b.lines.extend(bad_b.lines)
+        b.stmt("} else {")
+        b.lines.extend(good.lines)
+        b.stmt("}")
+        return [res]
+
+
+def _reshape_gather(b: Block, flat: str, flat_t: TensorType, out: TensorType, dims: list[str]) -> str:
+    """``out[i, j, ...] = flat[linear index of (i, j, ...)]`` as a ``linalg.generic``."""
+    empty = b.empty(out, dims)
+
+    def body(bb: Block, args: list[str]) -> list[str]:
+        lin = bb.op("linalg.index 0 : index")
+        for d in range(1, out.ndim):
+            lin = bb.iop("muli", lin, dims[d])
+            lin = bb.iop("addi", lin, bb.op(f"linalg.index {d} : index"))
+        return [bb.op(f"tensor.extract {flat}[{lin}] : {flat_t.mlir}")]
+
+    ident = "(" + ", ".join(f"d{i}" for i in range(out.ndim)) + ")"
+    return b.generic([], [(empty, out, ident)], ["parallel"] * out.ndim, body)[0]
+
+
+class Copy(Op):
+    """An explicit copy (used where a function would return one of its inputs)."""
+
+    def make_node(self, x: Variable) -> Apply:
+        return Apply(self, [x], [x.type])
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[0]]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        if x.ndim == 0:
+            return [inputs[0]]
+        return [b.elementwise(x.type, [(inputs[0], x.type)], lambda bb, args: args[0])]
+

@@ -1,0 +1,525 @@
+"""Element-wise operations with NumPy broadcasting and dtype promotion.
+
+An :class:`Elemwise` op applies a :class:`ScalarOp` to every element of its
+broadcast inputs. Scalars (rank 0) emit plain ``arith``/``math`` ops; tensors
+emit one ``linalg.generic`` whose body holds the scalar ops.
+
+Example::
+
+    >>> from mlir_scan import tensor as T
+    >>> y = T.fvector("x") + T.ivector("i")
+    >>> y.dtype, y.owner.op
+    ('float64', Elemwise(add))
+"""
+
+from __future__ import annotations
+
+
+from .emitter import Block
+from .graph import DTYPES, Apply, Op, TensorType, Variable, is_float, is_int, upcast
+
+__all__ = ["ScalarOp", "Elemwise", "broadcast_shapes", "SCALAR_OPS", "float_dtype_for"]
+
+
+def float_dtype_for(dtype: str) -> str:
+    """The float dtype math functions compute in for `dtype` (Theano's rule).
+
+    >>> float_dtype_for("int16"), float_dtype_for("int32"), float_dtype_for("float32")
+    ('float32', 'float64', 'float32')
+    """
+    if is_float(dtype):
+        return dtype
+    return "float32" if dtype in ("bool", "int8", "int16") else "float64"
+
+
+def broadcast_shapes(shapes: list[tuple[int | None, ...]], what: str = "") -> tuple[int | None, ...]:
+    """NumPy broadcasting of static shapes (None = unknown, assumed compatible).
+
+    >>> broadcast_shapes([(None, 3), (3,)]), broadcast_shapes([(1, None), (4, 1)])
+    ((None, 3), (4, None))
+    """
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[int | None] = []
+    for i in range(rank):
+        dims = [s[i - (rank - len(s))] for s in shapes if i - (rank - len(s)) >= 0]
+        static = {d for d in dims if d is not None and d != 1}
+        if len(static) > 1:
+            raise ValueError(
+                f"{what}shapes {', '.join(_fmt(s) for s in shapes)} cannot be broadcast "
+                f"together (dimension {i}: {sorted(static)})"
+            )
+        if static:
+            out.append(static.pop())
+        elif any(d is None for d in dims):
+            out.append(None)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def _fmt(shape: tuple) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class ScalarOp:
+    """A scalar function: its output dtype and how to emit it."""
+
+    name = "?"
+    nin = 2
+
+    def out_dtype(self, dtypes: list[str]) -> str:
+        return _nobool(upcast(*dtypes))
+
+    def emit(self, b: Block, args: list[str], dtypes: list[str], out: str) -> str:
+        raise NotImplementedError  # pragma: no cover - every subclass defines it
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _nobool(dtype: str) -> str:
+    """Arithmetic on booleans is done on int8 (Theano's ``upcast_out_nobool``)."""
+    return "int8" if dtype == "bool" else dtype
+
+
+def _cast_all(b: Block, args: list[str], dtypes: list[str], to: str) -> list[str]:
+    return [b.cast(a, d, to) for a, d in zip(args, dtypes)]
+
+
+class _Arith(ScalarOp):
+    """A binary op with one float and one integer ``arith`` form."""
+
+    def __init__(self, name: str, fop: str, iop: str, bool_op: str | None = None):
+        self.name, self.fop, self.iop, self.bool_op = name, fop, iop, bool_op
+
+    def out_dtype(self, dtypes):
+        d = upcast(*dtypes)
+        if d == "bool" and self.bool_op:
+            return "bool"
+        return _nobool(d)
+
+    def emit(self, b, args, dtypes, out):
+        x, y = _cast_all(b, args, dtypes, out)
+        opname = self.bool_op if out == "bool" else (self.fop if is_float(out) else self.iop)
+        return b.op(f"arith.{opname} {x}, {y} : {DTYPES[out]}")
+
+
+class _TrueDiv(ScalarOp):
+    name = "true_div"
+
+    def out_dtype(self, dtypes):
+        d = upcast(*dtypes)
+        return d if is_float(d) else "float64"
+
+    def emit(self, b, args, dtypes, out):
+        x, y = _cast_all(b, args, dtypes, out)
+        return b.op(f"arith.divf {x}, {y} : {DTYPES[out]}")
+
+
+def _int_guarded_div(b: Block, x: str, y: str, dtype: str, want: str) -> str:
+    """Python's ``x // y`` (`want` = "div") or ``x % y`` (`want` = "mod") on ints.
+
+    Division by zero gives 0 (as NumPy, without the warning) and the
+    ``INT_MIN // -1`` overflow wraps, instead of trapping the process.
+    """
+    t = DTYPES[dtype]
+    zero, one, minus1 = b.const(0, dtype), b.const(1, dtype), b.const(-1, dtype)
+    is_zero = b.op(f"arith.cmpi eq, {y}, {zero} : {t}")
+    is_m1 = b.op(f"arith.cmpi eq, {y}, {minus1} : {t}")
+    unsafe = b.op(f"arith.ori {is_zero}, {is_m1} : i1")
+    safe_y = b.select(unsafe, one, y, t)
+    q = b.op(f"arith.divsi {x}, {safe_y} : {t}")
+    r = b.op(f"arith.remsi {x}, {safe_y} : {t}")
+    r_nz = b.op(f"arith.cmpi ne, {r}, {zero} : {t}")
+    r_neg = b.op(f"arith.cmpi slt, {r}, {zero} : {t}")
+    y_neg = b.op(f"arith.cmpi slt, {safe_y}, {zero} : {t}")
+    signs = b.op(f"arith.xori {r_neg}, {y_neg} : i1")
+    fix = b.op(f"arith.andi {r_nz}, {signs} : i1")
+    if want == "div":
+        q1 = b.op(f"arith.subi {q}, {one} : {t}")
+        res = b.select(fix, q1, q, t)
+        neg_x = b.op(f"arith.subi {zero}, {x} : {t}")
+        res = b.select(is_m1, neg_x, res, t)
+    else:
+        r1 = b.op(f"arith.addi {r}, {safe_y} : {t}")
+        res = b.select(fix, r1, r, t)
+        res = b.select(is_m1, zero, res, t)
+    return b.select(is_zero, zero, res, t)
+
+
+class _FloorDiv(ScalarOp):
+    name = "int_div"
+
+    def emit(self, b, args, dtypes, out):
+        x, y = _cast_all(b, args, dtypes, out)
+        t = DTYPES[out]
+        if is_float(out):
+            q = b.op(f"arith.divf {x}, {y} : {t}")
+            return b.op(f"math.floor {q} : {t}")
+        return _int_guarded_div(b, x, y, out, "div")
+
+
+class _Mod(ScalarOp):
+    name = "mod"
+
+    def emit(self, b, args, dtypes, out):
+        x, y = _cast_all(b, args, dtypes, out)
+        t = DTYPES[out]
+        if is_int(out):
+            return _int_guarded_div(b, x, y, out, "mod")
+        zero = b.const(0.0, out)
+        r = b.op(f"arith.remf {x}, {y} : {t}")
+        r_nz = b.op(f"arith.cmpf one, {r}, {zero} : {t}")
+        r_neg = b.op(f"arith.cmpf olt, {r}, {zero} : {t}")
+        y_neg = b.op(f"arith.cmpf olt, {y}, {zero} : {t}")
+        signs = b.op(f"arith.xori {r_neg}, {y_neg} : i1")
+        fix = b.op(f"arith.andi {r_nz}, {signs} : i1")
+        r1 = b.op(f"arith.addf {r}, {y} : {t}")
+        return b.select(fix, r1, r, t)
+
+
+_IPOW = """\
+  func.func private @{name}(%base: {t}, %exp: {t}) -> {t} {{
+    %zero = arith.constant 0 : {t}
+    %one = arith.constant 1 : {t}
+    %neg = arith.cmpi slt, %exp, %zero : {t}
+    %e0 = arith.select %neg, %zero, %exp : {t}
+    %r:3 = scf.while (%acc = %one, %b = %base, %e = %e0) : ({t}, {t}, {t}) -> ({t}, {t}, {t}) {{
+      %more = arith.cmpi sgt, %e, %zero : {t}
+      scf.condition(%more) %acc, %b, %e : {t}, {t}, {t}
+    }} do {{
+    ^bb0(%acc: {t}, %b: {t}, %e: {t}):
+      %bit = arith.andi %e, %one : {t}
+      %odd = arith.cmpi ne, %bit, %zero : {t}
+      %prod = arith.muli %acc, %b : {t}
+      %acc2 = arith.select %odd, %prod, %acc : {t}
+      %b2 = arith.muli %b, %b : {t}
+      %e2 = arith.shrsi %e, %one : {t}
+      scf.yield %acc2, %b2, %e2 : {t}, {t}, {t}
+    }}
+    // A negative exponent: 1 for base 1, +-1 for base -1, else 0 (C's rule).
+    %m1 = arith.constant -1 : {t}
+    %is1 = arith.cmpi eq, %base, %one : {t}
+    %ism1 = arith.cmpi eq, %base, %m1 : {t}
+    %bit = arith.andi %exp, %one : {t}
+    %odd = arith.cmpi ne, %bit, %zero : {t}
+    %sgn = arith.select %odd, %m1, %one : {t}
+    %negm1 = arith.select %ism1, %sgn, %zero : {t}
+    %negres = arith.select %is1, %one, %negm1 : {t}
+    %res = arith.select %neg, %negres, %r#0 : {t}
+    return %res : {t}
+  }}"""
+
+
+class _Pow(ScalarOp):
+    name = "pow"
+
+    def emit(self, b, args, dtypes, out):
+        t = DTYPES[out]
+        if is_float(out):
+            x = b.cast(args[0], dtypes[0], out)
+            if is_int(dtypes[1]) or dtypes[1] == "bool":
+                y = b.cast(args[1], dtypes[1], out)
+            else:
+                y = b.cast(args[1], dtypes[1], out)
+            return b.op(f"math.powf {x}, {y} : {t}")
+        x, y = _cast_all(b, args, dtypes, out)
+        name = f"__mlir_scan_ipow_{t}"
+        b.module.helper(name, _IPOW.format(name=name, t=t))
+        return b.op(f"func.call @{name}({x}, {y}) : ({t}, {t}) -> {t}")
+
+
+class _Cmp(ScalarOp):
+    def __init__(self, name: str, fpred: str, ipred: str, upred: str):
+        self.name, self.fpred, self.ipred, self.upred = name, fpred, ipred, upred
+
+    def out_dtype(self, dtypes):
+        return "bool"
+
+    def emit(self, b, args, dtypes, out):
+        common = upcast(*dtypes)
+        x, y = _cast_all(b, args, dtypes, common)
+        t = DTYPES[common]
+        if is_float(common):
+            return b.op(f"arith.cmpf {self.fpred}, {x}, {y} : {t}")
+        pred = self.upred if common == "bool" else self.ipred
+        return b.op(f"arith.cmpi {pred}, {x}, {y} : {t}")
+
+
+class _Bitwise(ScalarOp):
+    def __init__(self, name: str, opname: str):
+        self.name, self.opname = name, opname
+
+    def out_dtype(self, dtypes):
+        d = upcast(*dtypes)
+        if is_float(d):
+            raise TypeError(f"{self.name}: bitwise operations need integer or bool inputs, got {', '.join(dtypes)}")
+        return d
+
+    def emit(self, b, args, dtypes, out):
+        x, y = _cast_all(b, args, dtypes, out)
+        return b.op(f"arith.{self.opname} {x}, {y} : {DTYPES[out]}")
+
+
+class _Invert(ScalarOp):
+    name, nin = "invert", 1
+
+    def out_dtype(self, dtypes):
+        if is_float(dtypes[0]):
+            raise TypeError(f"invert (~): needs an integer or bool input, got {dtypes[0]}")
+        return dtypes[0]
+
+    def emit(self, b, args, dtypes, out):
+        ones = b.const(True if out == "bool" else -1, out)
+        return b.op(f"arith.xori {args[0]}, {ones} : {DTYPES[out]}")
+
+
+class _Neg(ScalarOp):
+    name, nin = "neg", 1
+
+    def out_dtype(self, dtypes):
+        if dtypes[0] == "bool":
+            raise TypeError("neg (unary -): not defined on bool; use ~ (invert) or cast first")
+        return dtypes[0]
+
+    def emit(self, b, args, dtypes, out):
+        t = DTYPES[out]
+        if is_float(out):
+            return b.op(f"arith.negf {args[0]} : {t}")
+        return b.op(f"arith.subi {b.const(0, out)}, {args[0]} : {t}")
+
+
+class _Abs(ScalarOp):
+    name, nin = "abs", 1
+
+    def out_dtype(self, dtypes):
+        return dtypes[0]
+
+    def emit(self, b, args, dtypes, out):
+        t = DTYPES[out]
+        if out == "bool":
+            return args[0]
+        if is_float(out):
+            return b.op(f"math.absf {args[0]} : {t}")
+        return b.op(f"math.absi {args[0]} : {t}")
+
+
+class _MinMax(ScalarOp):
+    def __init__(self, name: str, fop: str, iop: str, uop: str):
+        self.name, self.fop, self.iop, self.uop = name, fop, iop, uop
+
+    def out_dtype(self, dtypes):
+        return upcast(*dtypes)
+
+    def emit(self, b, args, dtypes, out):
+        x, y = _cast_all(b, args, dtypes, out)
+        opname = self.fop if is_float(out) else (self.uop if out == "bool" else self.iop)
+        return b.op(f"arith.{opname} {x}, {y} : {DTYPES[out]}")
+
+
+class _Switch(ScalarOp):
+    name, nin = "switch", 3
+
+    def out_dtype(self, dtypes):
+        return upcast(dtypes[1], dtypes[2])
+
+    def emit(self, b, args, dtypes, out):
+        cond = b.cast(args[0], dtypes[0], "bool")
+        x = b.cast(args[1], dtypes[1], out)
+        y = b.cast(args[2], dtypes[2], out)
+        return b.select(cond, x, y, DTYPES[out])
+
+
+class _FloatFn(ScalarOp):
+    """A unary function computed in floating point (``math.*``)."""
+
+    nin = 1
+
+    def __init__(self, name: str, emit_fn):
+        self.name, self._emit = name, emit_fn
+
+    def out_dtype(self, dtypes):
+        return float_dtype_for(dtypes[0])
+
+    def emit(self, b, args, dtypes, out):
+        x = b.cast(args[0], dtypes[0], out)
+        return self._emit(b, x, out)
+
+
+def _math(opname: str):
+    return lambda b, x, out: b.op(f"math.{opname} {x} : {DTYPES[out]}")
+
+
+def _sigmoid(b: Block, x: str, out: str) -> str:
+    t = DTYPES[out]
+    neg = b.op(f"arith.negf {x} : {t}")
+    e = b.op(f"math.exp {neg} : {t}")
+    one = b.const(1.0, out)
+    den = b.op(f"arith.addf {one}, {e} : {t}")
+    return b.op(f"arith.divf {one}, {den} : {t}")
+
+
+def _softplus(b: Block, x: str, out: str) -> str:
+    t = DTYPES[out]
+    e = b.op(f"math.exp {x} : {t}")
+    return b.op(f"math.log1p {e} : {t}")
+
+
+class _Sqr(ScalarOp):
+    name, nin = "sqr", 1
+
+    def out_dtype(self, dtypes):
+        return _nobool(dtypes[0])
+
+    def emit(self, b, args, dtypes, out):
+        x = b.cast(args[0], dtypes[0], out)
+        return b.op(f"arith.{'mulf' if is_float(out) else 'muli'} {x}, {x} : {DTYPES[out]}")
+
+
+class Cast(ScalarOp):
+    """NumPy's ``astype`` to `dtype`."""
+
+    nin = 1
+
+    def __init__(self, dtype: str):
+        self.dtype = dtype
+        self.name = f"cast_{dtype}"
+
+    def out_dtype(self, dtypes):
+        return self.dtype
+
+    def emit(self, b, args, dtypes, out):
+        return b.cast(args[0], dtypes[0], out)
+
+
+class _Identity(ScalarOp):
+    name, nin = "identity", 1
+
+    def out_dtype(self, dtypes):
+        return dtypes[0]
+
+    def emit(self, b, args, dtypes, out):
+        return args[0]
+
+
+SCALAR_OPS: dict[str, ScalarOp] = {
+    "add": _Arith("add", "addf", "addi", "ori"),
+    "sub": _Arith("sub", "subf", "subi"),
+    "mul": _Arith("mul", "mulf", "muli", "andi"),
+    "true_div": _TrueDiv(),
+    "int_div": _FloorDiv(),
+    "mod": _Mod(),
+    "pow": _Pow(),
+    "eq": _Cmp("eq", "oeq", "eq", "eq"),
+    "neq": _Cmp("neq", "une", "ne", "ne"),
+    "lt": _Cmp("lt", "olt", "slt", "ult"),
+    "le": _Cmp("le", "ole", "sle", "ule"),
+    "gt": _Cmp("gt", "ogt", "sgt", "ugt"),
+    "ge": _Cmp("ge", "oge", "sge", "uge"),
+    "and": _Bitwise("and", "andi"),
+    "or": _Bitwise("or", "ori"),
+    "xor": _Bitwise("xor", "xori"),
+    "invert": _Invert(),
+    "neg": _Neg(),
+    "abs": _Abs(),
+    "maximum": _MinMax("maximum", "maximumf", "maxsi", "maxui"),
+    "minimum": _MinMax("minimum", "minimumf", "minsi", "minui"),
+    "switch": _Switch(),
+    "exp": _FloatFn("exp", _math("exp")),
+    "log": _FloatFn("log", _math("log")),
+    "log1p": _FloatFn("log1p", _math("log1p")),
+    "sqrt": _FloatFn("sqrt", _math("sqrt")),
+    "tanh": _FloatFn("tanh", _math("tanh")),
+    "sin": _FloatFn("sin", _math("sin")),
+    "cos": _FloatFn("cos", _math("cos")),
+    "floor": _FloatFn("floor", _math("floor")),
+    "ceil": _FloatFn("ceil", _math("ceil")),
+    "sigmoid": _FloatFn("sigmoid", _sigmoid),
+    "softplus": _FloatFn("softplus", _softplus),
+    "sqr": _Sqr(),
+    "identity": _Identity(),
+}
+
+
+class Elemwise(Op):
+    """`scalar_op` applied element-wise to broadcast inputs."""
+
+    __props__ = ("scalar_op",)
+
+    def __init__(self, scalar_op: ScalarOp):
+        self.scalar_op = scalar_op
+
+    def __str__(self) -> str:
+        return f"Elemwise({self.scalar_op.name})"
+
+    __repr__ = __str__
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        if len(inputs) != self.scalar_op.nin:
+            raise TypeError(f"{self.scalar_op.name}: expected {self.scalar_op.nin} inputs, got {len(inputs)}")
+        dtypes = [v.type.dtype for v in inputs]
+        out_dtype = self.scalar_op.out_dtype(dtypes)
+        shape = broadcast_shapes([v.type.shape for v in inputs], f"{self.scalar_op.name}: ")
+        return Apply(self, inputs, [TensorType(out_dtype, shape)])
+
+    def infer_shape(self, node: Apply, input_shapes: list[tuple]) -> list[tuple]:
+        out_type = node.outputs[0].type
+        rank = out_type.ndim
+        dims: list = []
+        for i, size in enumerate(out_type.shape):
+            if size is not None:
+                dims.append(size)
+                continue
+            for inp, shp in zip(node.inputs, input_shapes):
+                k = i - (rank - inp.ndim)
+                if k >= 0 and inp.type.shape[k] != 1:
+                    dims.append(shp[k])
+                    break
+        return [tuple(dims)]
+
+    def emit(self, b: Block, node: Apply, inputs: list) -> list[str]:
+        # Inputs given as None are element-wise nodes fused into this one:
+        # their leaves become operands and their scalar ops go in the body.
+        out = node.outputs[0].type
+        operands: list[tuple[str, TensorType]] = []
+
+        def operand(v: Variable):
+            s = b.lookup(v)
+            if s is not None:
+                return s
+            if v.owner is not None and id(v.owner) in b.fused:
+                return None
+            return b.value(v)
+
+        def tree(n: Apply, ssas: list) -> tuple:
+            children = []
+            for v, s in zip(n.inputs, ssas):
+                if s is None:
+                    children.append(tree(v.owner, [operand(i) for i in v.owner.inputs]))
+                else:
+                    operands.append((s, v.type))
+                    children.append(len(operands) - 1)
+            return (n, children)
+
+        root = tree(node, list(inputs))
+        what = self.scalar_op.name
+
+        def compute(bb: Block, args: list[str], t: tuple) -> str:
+            n, children = t
+            vals = [args[c] if isinstance(c, int) else compute(bb, args, c) for c in children]
+            dtypes = [v.type.dtype for v in n.inputs]
+            return n.op.scalar_op.emit(bb, vals, dtypes, n.outputs[0].type.dtype)
+
+        return [b.elementwise(out, operands, lambda bb, args: compute(bb, args, root), what=what)]
+
+
+def elemwise(name: str, *inputs: Variable) -> Variable:
+    """Applies the scalar op `name` of :data:`SCALAR_OPS` element-wise."""
+    return Elemwise(SCALAR_OPS[name])(*inputs)
+
+
+def cast(x: Variable, dtype: str) -> Variable:
+    if x.type.dtype == dtype:
+        return x
+    return Elemwise(Cast(dtype))(x)
+

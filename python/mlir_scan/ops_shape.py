@@ -1,0 +1,188 @@
+"""Symbolic shapes: ``x.shape``, ``Shape_i`` and :func:`shape_of`.
+
+:func:`shape_of` gives the shape of any variable as a tuple whose entries are
+ints (static) or int64 scalar variables computing the dimension from other
+variables of the graph (Theano's ``ShapeFeature``). The scan builder uses it
+to size outputs before the loop runs.
+
+Example::
+
+    >>> from mlir_scan import tensor as T
+    >>> x = T.matrix("x")
+    >>> [str(d) for d in shape_of(T.exp(x) + 1)]
+    ['Shape_i(0)', 'Shape_i(1)']
+    >>> [str(d) for d in shape_of(T.zeros((3, x.shape[0])))]
+    ['3', 'Shape_i(0)']
+"""
+
+from __future__ import annotations
+
+from .emitter import Block
+from .graph import Apply, Constant, Op, TensorType, Variable, is_int, toposort
+
+__all__ = ["Shape", "Shape_i", "MakeVector", "shape_of", "dims_from_shape_arg", "Dim"]
+
+#: A dimension: a static int or an int64 scalar variable.
+Dim = "int | Variable"
+
+
+class Shape_i(Op):
+    """Dimension `i` of a tensor, as an int64 scalar."""
+
+    __props__ = ("i",)
+
+    def __init__(self, i: int):
+        self.i = i
+
+    def make_node(self, x: Variable) -> Apply:
+        if not 0 <= self.i < x.ndim:
+            raise IndexError(f"Shape_i: dimension {self.i} of a rank-{x.ndim} tensor")
+        return Apply(self, [x], [TensorType("int64", ())])
+
+    def infer_shape(self, node, input_shapes):
+        return [()]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        d = b.dim(inputs[0], node.inputs[0].type, self.i)
+        return [b.from_index(d)]
+
+
+class Shape(Op):
+    """The shape of a tensor, as an int64 vector (``x.shape``)."""
+
+    def make_node(self, x: Variable) -> Apply:
+        return Apply(self, [x], [TensorType("int64", (x.ndim,))])
+
+    def infer_shape(self, node, input_shapes):
+        return [(node.inputs[0].ndim,)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        if x.ndim == 0:
+            return [b.op("tensor.empty() : tensor<0xi64>")]
+        dims = [b.from_index(d) for d in b.dims(inputs[0], x.type)]
+        return [b.op(f"tensor.from_elements {', '.join(dims)} : tensor<{x.ndim}xi64>", "shape")]
+
+
+class MakeVector(Op):
+    """A vector from scalars of one dtype."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: str):
+        self.dtype = dtype
+
+    def make_node(self, *scalars: Variable) -> Apply:
+        for i, s in enumerate(scalars):
+            if s.ndim != 0 or s.dtype != self.dtype:
+                raise TypeError(f"MakeVector: input #{i} must be a {self.dtype} scalar, got {s.type}")
+        return Apply(self, scalars, [TensorType(self.dtype, (len(scalars),))])
+
+    def infer_shape(self, node, input_shapes):
+        return [(len(node.inputs),)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        t = node.outputs[0].type
+        if not inputs:
+            return [b.op(f"tensor.empty() : {t.mlir}")]
+        return [b.op(f"tensor.from_elements {', '.join(inputs)} : {t.mlir}", "vec")]
+
+
+def _fallback(var: Variable) -> tuple:
+    return tuple(
+        size if size is not None else Shape_i(d)(var) for d, size in enumerate(var.type.shape)
+    )
+
+
+def shape_of(var: Variable) -> tuple:
+    """The shape of `var`: ints where static, int64 scalar variables elsewhere."""
+    cached = var.tag.get("shape")
+    if cached is not None:
+        return cached
+    if var.ndim == 0:
+        return ()
+    pending = [n for n in toposort([var]) if any("shape" not in o.tag for o in n.outputs)]
+    for node in pending:
+        in_shapes = []
+        for inp in node.inputs:
+            if "shape" not in inp.tag:
+                inp.tag["shape"] = _fallback(inp) if inp.ndim else ()
+            in_shapes.append(inp.tag["shape"])
+        try:
+            inferred = node.op.infer_shape(node, in_shapes)
+        except NotImplementedError:  # pragma: no cover - ops opt out this way
+            inferred = None
+        for k, out in enumerate(node.outputs):
+            shape = _fallback(out) if out.ndim else ()
+            if inferred is not None and inferred[k] is not None:
+                shape = tuple(
+                    static if static is not None else _as_dim(dim)
+                    for static, dim in zip(out.type.shape, inferred[k])
+                )
+            out.tag["shape"] = shape
+    if "shape" not in var.tag:
+        var.tag["shape"] = _fallback(var)
+    return var.tag["shape"]
+
+
+def _as_dim(dim):
+    """An inferred dimension as an int or an int64 scalar variable."""
+    if isinstance(dim, Variable):
+        if isinstance(dim, Constant):
+            return int(dim.data)
+        if dim.dtype != "int64":
+            from .ops_elemwise import cast
+
+            return cast(dim, "int64")
+        return dim
+    return int(dim)
+
+
+def dims_from_shape_arg(shape, what: str) -> tuple:
+    """Dimensions from a shape argument: ints, int scalars or an int vector.
+
+    Accepts ``(3, n)``, ``[x.shape[0], 2]``, ``x.shape`` or any symbolic
+    integer vector of static length.
+    """
+
+    if isinstance(shape, Variable):
+        if shape.ndim == 0:
+            shape = [shape]
+        elif shape.ndim == 1:
+            if shape.owner is not None and isinstance(shape.owner.op, Shape):
+                return shape_of(shape.owner.inputs[0])
+            if shape.owner is not None and isinstance(shape.owner.op, MakeVector):
+                return tuple(_as_dim(v) for v in shape.owner.inputs)
+            if isinstance(shape, Constant):
+                return tuple(int(v) for v in shape.data)
+            n = shape.type.shape[0]
+            if n is None:
+                raise ValueError(f"{what}: a shape vector must have a static length, got {shape.type}")
+            if not is_int(shape.dtype):
+                raise TypeError(f"{what}: a shape must hold integers, got {shape.dtype}")
+            return tuple(_as_dim(shape[i]) for i in range(n))
+        else:
+            raise ValueError(f"{what}: a shape must be a vector, got rank {shape.ndim}")
+    if isinstance(shape, (int,)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        items = list(shape)
+    except TypeError as exc:
+        raise TypeError(f"{what}: expected a shape (tuple of ints / int scalars), got {shape!r}") from exc
+    dims = []
+    for i, d in enumerate(items):
+        if isinstance(d, Variable):
+            if d.ndim != 0 or not is_int(d.dtype):
+                raise TypeError(f"{what}: dimension #{i} must be an integer scalar, got {d.type}")
+            dims.append(_as_dim(d))
+            continue
+        try:
+            value = int(d)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{what}: dimension #{i} is not an integer: {d!r}") from exc
+        if value != d or isinstance(d, bool):
+            raise TypeError(f"{what}: dimension #{i} is not an integer: {d!r}")
+        if value < 0:
+            raise ValueError(f"{what}: dimension #{i} is negative ({value})")
+        dims.append(value)
+    return tuple(dims)

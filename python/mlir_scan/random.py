@@ -1,0 +1,261 @@
+"""Random streams: a counter-based generator emitted as IR (``RandomStreams``).
+
+Each draw (``binomial``, ``uniform``, ``normal``) owns an int64 state in a
+shared variable whose ``default_update`` is the next state, so a function
+(or a scan, which threads the state through its steps) that uses the draw
+advances it: repeated calls give fresh numbers, and the same seed gives the
+same numbers. Element ``j`` of a draw from state ``s`` is
+``mix(s + (j + 1) * G)`` with ``G`` the golden-ratio increment and ``mix`` the
+SplitMix64 finalizer, computed with wrapping ``i64`` arithmetic; the next state
+is ``mix(s ^ K)``. Uniform floats use the top 53 (f64) or 24 (f32) bits; normal
+samples use Box-Muller on two such uniforms.
+
+Example::
+
+    >>> import mlir_scan as ms
+    >>> from mlir_scan import tensor as T
+    >>> srng = T.shared_randomstreams.RandomStreams(seed=1234)
+    >>> u = srng.uniform((3,))
+    >>> f = ms.function([], u)
+    >>> a, b = f(), f()
+    >>> bool((a != b).all()) and bool(((0 <= a) & (a < 1)).all())
+    True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import config
+from .emitter import Block, signed64
+from .graph import DTYPES, Apply, Op, TensorType, Variable, check_dtype, is_float, is_int
+from .ops_elemwise import broadcast_shapes
+from .ops_shape import dims_from_shape_arg, shape_of
+from .sharedvar import SharedVariable
+
+__all__ = ["RandomStreams", "RandomDraw", "mix64"]
+
+_GOLDEN = 0x9E3779B97F4A7C15
+_STATE_KEY = 0xD1B54A32D192ED03
+_M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+_MASK = (1 << 64) - 1
+
+
+def mix64(z: int) -> int:
+    """SplitMix64's finalizer on an unsigned 64-bit int (the Python reference).
+
+    >>> hex(mix64(0)), hex(mix64(1))
+    ('0x0', '0x5692161d100b05e5')
+    """
+    z &= _MASK
+    z = ((z ^ (z >> 30)) * _M1) & _MASK
+    z = ((z ^ (z >> 27)) * _M2) & _MASK
+    return z ^ (z >> 31)
+
+
+def _emit_mix(b: Block, z: str) -> str:
+    """The finalizer on an i64 SSA value (wrapping arithmetic, logical shifts)."""
+    for shift, mult in ((30, _M1), (27, _M2), (31, None)):
+        s = b.op(f"arith.shrui {z}, {b.i64(shift)} : i64")
+        z = b.op(f"arith.xori {z}, {s} : i64")
+        if mult is not None:
+            z = b.op(f"arith.muli {z}, {b.i64(mult)} : i64")
+    return z
+
+
+def _uniform01(b: Block, bits: str, dtype: str) -> str:
+    """A float in [0, 1) from 64 random bits."""
+    t = DTYPES[dtype]
+    keep = 53 if dtype == "float64" else 24
+    top = b.op(f"arith.shrui {bits}, {b.i64(64 - keep)} : i64")
+    f = b.op(f"arith.sitofp {top} : i64 to {t}")
+    return b.op(f"arith.mulf {f}, {b.const(2.0 ** -keep, dtype)} : {t}")
+
+
+class RandomDraw(Op):
+    """Samples of `dist` with `shape` from an int64 state: outputs (next state, samples).
+
+    Inputs: the state, the symbolic dimensions (int64 scalars, one per
+    ``None`` in `shape`), then the distribution's parameters (broadcast to
+    the sample shape).
+    """
+
+    __props__ = ("dist", "dtype", "shape", "n")
+
+    def __init__(self, dist: str, dtype: str, shape: tuple, n: int = 1):
+        self.dist, self.dtype, self.shape, self.n = dist, dtype, tuple(shape), n
+
+    def make_node(self, state: Variable, *rest: Variable) -> Apply:
+        n_dyn = sum(1 for d in self.shape if d is None)
+        params = rest[n_dyn:]
+        if state.type != TensorType("int64", ()):
+            raise TypeError(f"{self.dist}: the random state must be an int64 scalar")
+        for p in params:
+            broadcast_shapes([p.type.shape, self.shape], f"{self.dist}: parameter {p} and size ")
+            if p.ndim > len(self.shape):
+                raise ValueError(f"{self.dist}: parameter {p} has rank {p.ndim} but size has rank {len(self.shape)}")
+        return Apply(self, [state, *rest], [TensorType("int64", ()), TensorType(self.dtype, self.shape)])
+
+    def infer_shape(self, node, input_shapes):
+        it = iter(node.inputs[1:])
+        return [(), tuple(d if d is not None else next(it) for d in self.shape)]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        state = inputs[0]
+        n_dyn = sum(1 for d in self.shape if d is None)
+        dyn_vars = node.inputs[1:1 + n_dyn]
+        params = list(zip(inputs[1 + n_dyn:], [v.type for v in node.inputs[1 + n_dyn:]]))
+        from .ops_basic import _index_dims
+
+        dyn = iter(_index_dims(b, inputs[1:1 + n_dyn], [v.dtype for v in dyn_vars], self.dist))
+        dims = [b.index(d) if d is not None else next(dyn) for d in self.shape]
+        out = node.outputs[1].type
+        nxt = _emit_mix(b, b.op(f"arith.xori {state}, {b.i64(_STATE_KEY)} : i64"))
+
+        dist, dtype, trials = self.dist, self.dtype, self.n
+        rank = out.ndim
+        # The flat element index j, computed from linalg.index (row-major).
+        def flat_index(bb: Block) -> str:
+            if rank == 0:
+                return bb.i64(0)
+            j = bb.from_index(bb.op("linalg.index 0 : index"))
+            for d in range(1, rank):
+                size = bb.from_index(dims[d])
+                j = bb.op(f"arith.muli {j}, {size} : i64")
+                j = bb.op(f"arith.addi {j}, {bb.from_index(bb.op(f'linalg.index {d} : index'))} : i64")
+            return j
+
+        def bits(bb: Block, counter: str) -> str:
+            c1 = bb.op(f"arith.addi {counter}, {bb.i64(1)} : i64")
+            z = bb.op(f"arith.muli {c1}, {bb.i64(_GOLDEN)} : i64")
+            z = bb.op(f"arith.addi {state}, {z} : i64")
+            return _emit_mix(bb, z)
+
+        def body(bb: Block, args: list[str]) -> str:
+            j = flat_index(bb)
+            pvals = [bb.cast(a, t.dtype, self._param_dtype()) for a, (_, t) in zip(args, params)]
+            fdt = self._param_dtype()
+            ft = DTYPES[fdt]
+            if dist == "uniform":
+                u = _uniform01(bb, bits(bb, j), fdt)
+                low, high = pvals
+                span = bb.op(f"arith.subf {high}, {low} : {ft}")
+                v = bb.op(f"arith.mulf {u}, {span} : {ft}")
+                v = bb.op(f"arith.addf {low}, {v} : {ft}")
+                return bb.cast(v, fdt, dtype)
+            if dist == "normal":
+                j2 = bb.op(f"arith.muli {j}, {bb.i64(2)} : i64")
+                j3 = bb.op(f"arith.addi {j2}, {bb.i64(1)} : i64")
+                u1 = _uniform01(bb, bits(bb, j2), fdt)
+                u1 = bb.op(f"arith.subf {bb.const(1.0, fdt)}, {u1} : {ft}")  # (0, 1]
+                u2 = _uniform01(bb, bits(bb, j3), fdt)
+                lg = bb.op(f"math.log {u1} : {ft}")
+                r = bb.op(f"arith.mulf {lg}, {bb.const(-2.0, fdt)} : {ft}")
+                r = bb.op(f"math.sqrt {r} : {ft}")
+                ang = bb.op(f"arith.mulf {u2}, {bb.const(2 * np.pi, fdt)} : {ft}")
+                c = bb.op(f"math.cos {ang} : {ft}")
+                z = bb.op(f"arith.mulf {r}, {c} : {ft}")
+                avg, std = pvals
+                v = bb.op(f"arith.mulf {z}, {std} : {ft}")
+                v = bb.op(f"arith.addf {avg}, {v} : {ft}")
+                return bb.cast(v, fdt, dtype)
+            # binomial: the number of successes in `trials` Bernoulli(p) trials.
+            (p,) = pvals
+            count = bb.i64(0)
+            base = bb.op(f"arith.muli {j}, {bb.i64(trials)} : i64")
+            for k in range(trials):
+                ctr = bb.op(f"arith.addi {base}, {bb.i64(k)} : i64")
+                u = _uniform01(bb, bits(bb, ctr), fdt)
+                hit = bb.op(f"arith.cmpf olt, {u}, {p} : {ft}")
+                inc = bb.op(f"arith.extui {hit} : i1 to i64")
+                count = bb.op(f"arith.addi {count}, {inc} : i64")
+            return bb.cast(count, "int64", dtype)
+
+        if rank == 0:
+            sample = body(b, [a for a, _ in params])
+        else:
+            sample = b.elementwise(out, params, body, out_dims=dims)
+        return [nxt, sample]
+
+    def _param_dtype(self) -> str:
+        if is_float(self.dtype):
+            return self.dtype
+        return "float64"
+
+
+class RandomStreams:
+    """Theano's ``RandomStreams(seed)``: symbolic random draws with shared states.
+
+    Every draw creates a shared int64 state derived from the seed and the
+    draw's position; its ``default_update`` advances it, and :meth:`seed`
+    resets every state.
+    """
+
+    def __init__(self, seed: int = 12345):
+        self._seed = int(seed)
+        self.state_updates: list[tuple[SharedVariable, Variable]] = []
+        self._states: list[SharedVariable] = []
+
+    def _initial_state(self, index: int) -> np.ndarray:
+        z = mix64(mix64((self._seed & _MASK) ^ 0x5851F42D4C957F2D) + (index + 1) * _GOLDEN)
+        return np.asarray(signed64(z), dtype=np.int64)
+
+    def seed(self, seed: int) -> None:
+        """Resets every state as if the streams had just been created with `seed`."""
+        self._seed = int(seed)
+        for i, state in enumerate(self._states):
+            state.set_value(self._initial_state(i))
+
+    def _draw(self, dist: str, size, params: list[Variable], dtype: str, n: int = 1) -> Variable:
+        from . import tensor as T
+
+        params = [T.as_tensor_variable(p) for p in params]
+        for p in params:
+            if not (is_float(p.dtype) or is_int(p.dtype)):
+                raise TypeError(f"{dist}: parameters must be numbers, got {p.dtype}")
+        if size is None:
+            from .ops_elemwise import broadcast_shapes as bs
+
+            bs([p.type.shape for p in params], f"{dist}: ")
+            ref = max(params, key=lambda p: p.ndim)
+            if ref.ndim == 0:
+                dims: tuple = ()
+            else:
+                dims = shape_of(sum(params[1:], params[0]) if len(params) > 1 else params[0])
+        else:
+            dims = dims_from_shape_arg(size, f"{dist}: size")
+        static = tuple(d if isinstance(d, int) else None for d in dims)
+        sym = [d if d.dtype == "int64" else T.cast(d, "int64") for d in dims if not isinstance(d, int)]
+        index = len(self._states)
+        state = SharedVariable(self._initial_state(index), TensorType("int64", ()), name=f"rng_state_{index}")
+        self._states.append(state)
+        op = RandomDraw(dist, dtype, static, n)
+        nxt, sample = op(state, *sym, *params)
+        state.default_update = nxt
+        self.state_updates.append((state, nxt))
+        return sample
+
+    def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None) -> Variable:
+        """Uniform samples in [low, high)."""
+        dtype = check_dtype(dtype or config.floatX, "uniform")
+        if not is_float(dtype):
+            raise TypeError(f"uniform: dtype must be a float type, got {dtype}")
+        return self._draw("uniform", size, [low, high], dtype)
+
+    def normal(self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None) -> Variable:
+        """Normal samples with mean `avg` and standard deviation `std`."""
+        dtype = check_dtype(dtype or config.floatX, "normal")
+        if not is_float(dtype):
+            raise TypeError(f"normal: dtype must be a float type, got {dtype}")
+        return self._draw("normal", size, [avg, std], dtype)
+
+    def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", prob=None) -> Variable:
+        """Binomial samples: successes in `n` trials with probability `p`."""
+        if prob is not None:
+            p = prob
+        if isinstance(n, Variable) or int(n) != n or int(n) < 0:
+            raise TypeError(f"binomial: n must be a non-negative Python int, got {n!r}")
+        if int(n) > 64:
+            raise ValueError(f"binomial: n={n} trials are unrolled in the generated code; at most 64 are supported")
+        dtype = check_dtype(dtype, "binomial")
+        return self._draw("binomial", size, [p], dtype, int(n))

@@ -1,0 +1,763 @@
+"""Theano's ``scan`` and its friends: ``map``, ``reduce``, ``foldl``, ``foldr``, ``until``.
+
+``scan`` traces the step function `fn` once on placeholders (in the guide's
+argument order: sequence taps, output taps, non-sequences), finds the outer
+variables `fn` uses without receiving them and passes them as extra
+non-sequences, threads the shared variables `fn` updates (random states
+included) through the loop as extra states, and builds one
+:class:`~mlir_scan.scan_op.ScanOp` node. Every mistake the guide describes is
+a Python exception raised here, naming the argument, before any MLIR exists.
+
+Example (the guide's first example)::
+
+    >>> import mlir_scan as theano
+    >>> from mlir_scan import tensor as T
+    >>> k, A = T.iscalar("k"), T.vector("A")
+    >>> result, updates = theano.scan(fn=lambda prior, A: prior * A,
+    ...                               outputs_info=T.ones_like(A),
+    ...                               non_sequences=A, n_steps=k)
+    >>> power = theano.function(inputs=[A, k], outputs=result[-1], updates=updates)
+    >>> power(range(10), 2)
+    array([ 0.,  1.,  4.,  9., 16., 25., 36., 49., 64., 81.])
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from .graph import (
+    Constant,
+    MissingInputError,
+    TensorType,
+    Variable,
+    clone_replace,
+    depends_on,
+    graph_inputs,
+    is_int,
+    toposort,
+    upcast,
+)
+from .ops_shape import Shape_i, shape_of
+from .scan_op import ScanOp
+from .sharedvar import SharedVariable
+
+__all__ = ["scan", "map", "reduce", "foldl", "foldr", "until", "scan_checkpoints", "OrderedUpdates"]
+
+
+class until:  # noqa: N801 - Theano's name
+    """The stopping condition of a scan step: ``return out, until(out > 45)``."""
+
+    def __init__(self, condition: Any):
+        from . import tensor as T
+
+        cond = T.as_tensor_variable(condition)
+        if cond.ndim != 0:
+            raise TypeError(f"until: the condition must be a scalar, got {cond.type}")
+        self.condition = cond
+
+
+class OrderedUpdates(dict):
+    """The updates returned by scan: shared variable -> new value (keys are checked)."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if not isinstance(key, SharedVariable):
+            raise TypeError(f"updates: keys must be shared variables, got {key!r}")
+        if key in self and self[key] is not value:
+            raise KeyError(f"updates: {key} already has an update")
+        super().__setitem__(key, value)
+
+    def update(self, other=(), **kwargs) -> None:  # type: ignore[override]
+        items = other.items() if isinstance(other, dict) else other
+        for k, v in items:
+            self[k] = v
+
+    def __add__(self, other: dict) -> "OrderedUpdates":
+        out = OrderedUpdates()
+        out.update(self)
+        out.update(other)
+        return out
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def _taps(value: Any, what: str) -> list[int]:
+    taps = [value] if isinstance(value, (int, np.integer)) else list(value)
+    out = []
+    for t in taps:
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+            raise TypeError(f"scan: {what}: taps must be integers, got {t!r}")
+        out.append(int(t))
+    if not out:
+        raise ValueError(f"scan: {what}: taps must not be empty")
+    if len(set(out)) != len(out):
+        raise ValueError(f"scan: {what}: repeated tap in {out}")
+    return out
+
+
+def _outer_value(x: Any, what: str) -> Variable:
+    from . import tensor as T
+
+    try:
+        return T.as_tensor_variable(x)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise TypeError(f"scan: {what}: expected a tensor variable or value, got {x!r} ({exc})") from exc
+
+
+def _parse_return(ret: Any, what: str) -> tuple[list, dict, Any]:
+    """Theano's rules for what `fn` returns: outputs, updates and/or ``until``."""
+    def is_updates(x):
+        if isinstance(x, dict):
+            return True
+        return (isinstance(x, (list, tuple)) and len(x) > 0 and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], SharedVariable) for p in x))
+
+    def is_outputs(x):
+        if isinstance(x, (Variable, int, float, np.ndarray, np.generic)) and not isinstance(x, bool):
+            return True
+        return isinstance(x, (list, tuple)) and all(
+            isinstance(v, (Variable, int, float, np.ndarray, np.generic)) for v in x)
+
+    if isinstance(ret, until):
+        return [], {}, ret
+    if is_updates(ret):
+        return [], dict(ret), None
+    if ret is None:
+        return [], {}, None
+    if is_outputs(ret):
+        return (list(ret) if isinstance(ret, (list, tuple)) else [ret]), {}, None
+    if isinstance(ret, (list, tuple)):
+        outputs, updates, cond = None, None, None
+        for i, item in enumerate(ret):
+            if isinstance(item, until):
+                if i != len(ret) - 1:
+                    raise ValueError(f"{what}: the until condition must be the last thing fn returns")
+                cond = item
+            elif is_updates(item):
+                if updates is not None:
+                    raise ValueError(f"{what}: fn returned two sets of updates")
+                updates = dict(item)
+            elif is_outputs(item):
+                if outputs is not None:
+                    raise ValueError(f"{what}: fn returned outputs in two places; return one list of outputs")
+                outputs = list(item) if isinstance(item, (list, tuple)) else [item]
+            else:
+                raise TypeError(f"{what}: fn returned {item!r}, which is neither outputs, updates nor until")
+        return outputs or [], updates or {}, cond
+    raise TypeError(
+        f"{what}: fn must return outputs (a variable or a list), an updates dict, an until "
+        f"condition or a tuple of those; got {ret!r}"
+    )
+
+
+def _check_arity(fn: Callable, n_args: int, description: str, what: str) -> None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(n_args))
+    except TypeError:
+        params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        raise TypeError(
+            f"{what}: fn takes {len(params)} positional argument(s) but scan passes {n_args}: "
+            f"{description}"
+        ) from None
+
+
+class _Placeholder(Variable):
+    """An input of a scan's inner function (one slice, state or non-sequence)."""
+
+
+def scan(
+    fn: Callable,
+    sequences: Any = None,
+    outputs_info: Any = None,
+    non_sequences: Any = None,
+    n_steps: Any = None,
+    truncate_gradient: int = -1,
+    go_backwards: bool = False,
+    mode: Any = None,
+    name: str | None = None,
+    profile: Any = False,
+    allow_gc: Any = None,
+    strict: bool = False,
+    return_list: bool = False,
+) -> tuple[Any, OrderedUpdates]:
+    """Theano's scan: applies `fn` step by step; returns ``(outputs, updates)``.
+
+    See the module docstring and Theano's scan guide for the arguments. The
+    outputs have one row per step (the initial state is not included);
+    `updates` maps each shared variable `fn` updates to its value after the
+    last step and must be given to :func:`mlir_scan.function`.
+    """
+    return _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient, go_backwards,
+                 name, strict, return_list, keep_last=False)
+
+
+def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient, go_backwards, name,
+          strict, return_list, keep_last: bool):
+    from . import tensor as T
+
+    what = f"scan{'(' + name + ')' if name else ''}"
+    if not callable(fn):
+        raise TypeError(f"{what}: fn must be callable, got {fn!r}")
+    if not isinstance(truncate_gradient, (int, np.integer)) or (truncate_gradient != -1 and truncate_gradient <= 0):
+        raise ValueError(f"{what}: truncate_gradient must be -1 or a positive int, got {truncate_gradient!r}")
+
+    # -- sequences ---------------------------------------------------------------
+    seqs: list[tuple[Variable, list[int]]] = []
+    for i, s in enumerate(_as_list(sequences)):
+        label = f"sequences[{i}]"
+        if isinstance(s, dict):
+            unknown = set(s) - {"input", "taps"}
+            if unknown:
+                raise ValueError(f"{what}: {label}: unknown keys {sorted(unknown)} (expected 'input' and 'taps')")
+            if "input" not in s:
+                raise ValueError(f"{what}: {label}: a sequence dict needs an 'input'")
+            var = _outer_value(s["input"], label)
+            taps = _taps(s["taps"], label) if s.get("taps") is not None else [0]
+        else:
+            var, taps = _outer_value(s, label), [0]
+        if var.ndim == 0:
+            raise ValueError(f"{what}: {label} is a scalar ({var}); a sequence needs a leading dimension to iterate over")
+        seqs.append((var, taps))
+
+    # -- outputs_info ------------------------------------------------------------
+    infos: list[tuple[str, Variable | None, list[int]]] = []  # kind, init, taps
+    for i, o in enumerate(_as_list(outputs_info)):
+        label = f"outputs_info[{i}]"
+        if o is None:
+            infos.append(("nitsot", None, []))
+            continue
+        if isinstance(o, dict):
+            unknown = set(o) - {"initial", "taps", "return_steps", "inplace"}
+            if unknown:
+                raise ValueError(f"{what}: {label}: unknown keys {sorted(unknown)} (expected 'initial' and 'taps')")
+            if o.get("initial") is None:
+                infos.append(("nitsot", None, []))
+                continue
+            init = _outer_value(o["initial"], label)
+            taps = _taps(o["taps"], label) if o.get("taps") is not None else [-1]
+        else:
+            init, taps = _outer_value(o, label), [-1]
+        if any(t >= 0 for t in taps):
+            raise ValueError(f"{what}: {label}: output taps must be negative (past steps), got {taps}")
+        if taps == [-1]:
+            infos.append(("sitsot", init, taps))
+        else:
+            if init.ndim == 0:
+                raise ValueError(
+                    f"{what}: {label}: taps {taps} need an initial state with one extra leading dimension "
+                    f"of {-min(taps)} rows (init[0] is output[{min(taps)}]); got a scalar"
+                )
+            k = -min(taps)
+            rows = init.type.shape[0]
+            if rows is not None and rows != k:
+                raise ValueError(
+                    f"{what}: {label}: taps {taps} need an initial state with {k} rows "
+                    f"(init[0] is output[{min(taps)}], init[{k - 1}] is output[-1]); got {rows}"
+                )
+            infos.append(("mitsot", init, taps))
+
+    nonseqs = [_outer_value(v, f"non_sequences[{i}]") for i, v in enumerate(_as_list(non_sequences))]
+
+    # -- n_steps -------------------------------------------------------------------
+    if n_steps is None:
+        if not seqs:
+            raise ValueError(f"{what}: n_steps must be given when there are no sequences")
+        n_var = None
+        for var, taps in seqs:
+            span = max(0, max(taps)) - min(0, min(taps))
+            avail = shape_of(var)[0] - span
+            if n_var is None:
+                n_var = avail
+            elif isinstance(n_var, int) and isinstance(avail, int):
+                n_var = min(n_var, avail)
+            else:
+                n_var = T.minimum(n_var, avail)
+        if isinstance(n_var, int):
+            if n_var < 0:
+                raise ValueError(f"{what}: the sequences are too short for their taps ({n_var} steps)")
+            n_var = T.constant(n_var, dtype="int64")
+    elif isinstance(n_steps, Variable):
+        if n_steps.ndim != 0 or not is_int(n_steps.dtype):
+            raise TypeError(f"{what}: n_steps must be an integer scalar, got {n_steps} ({n_steps.type})")
+        n_var = n_steps
+        if isinstance(n_var, Constant) and int(n_var.data) < 0:
+            raise ValueError(f"{what}: n_steps is {int(n_var.data)}, must be >= 0")
+    else:
+        if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)):
+            raise TypeError(f"{what}: n_steps must be an int or an integer scalar variable, got {n_steps!r}")
+        if n_steps < 0:
+            raise ValueError(f"{what}: n_steps is {n_steps}, must be >= 0 (negative n_steps are not supported)")
+        n_var = T.constant(int(n_steps), dtype="int64")
+
+    if isinstance(n_var, Constant):
+        for i, (var, taps) in enumerate(seqs):
+            span = max(0, max(taps)) - min(0, min(taps))
+            length = var.type.shape[0]
+            if length is not None and length < int(n_var.data) + span:
+                raise ValueError(
+                    f"{what}: sequences[{i}] has {length} rows but {int(n_var.data)} steps with taps {taps} "
+                    f"need {int(n_var.data) + span}"
+                )
+
+    # -- placeholders and the call to fn ----------------------------------------------
+    seq_phs: list[dict[int, Variable]] = []
+    fn_args: list[Variable] = []
+    for var, taps in seqs:
+        phs = {}
+        for t in taps:
+            label = f"{var.name}[t{t:+d}]" if var.name else None
+            phs[t] = _Placeholder(var.type.row(), name=label)
+            fn_args.append(phs[t])
+        seq_phs.append(phs)
+    out_phs: list[dict[int, Variable]] = []
+    for kind, init, taps in infos:
+        phs = {}
+        if kind == "sitsot":
+            phs[-1] = _Placeholder(init.type, name=f"{init.name}[t-1]" if init.name else None)
+            fn_args.append(phs[-1])
+        elif kind == "mitsot":
+            for t in taps:
+                phs[t] = _Placeholder(init.type.row(), name=f"{init.name}[t{t:+d}]" if init.name else None)
+                fn_args.append(phs[t])
+        out_phs.append(phs)
+    non_phs = [_Placeholder(v.type, name=v.name) for v in nonseqs]
+    fn_args.extend(non_phs)
+
+    n_seq_args = sum(len(t) for _, t in seqs)
+    n_out_args = sum(len(p) for p in out_phs)
+    _check_arity(
+        fn, len(fn_args),
+        f"{n_seq_args} sequence slice(s), {n_out_args} previous output(s) and {len(nonseqs)} non-sequence(s), "
+        "in that order", what,
+    )
+    ret = fn(*fn_args)
+    raw_outputs, raw_updates, cond = _parse_return(ret, what)
+
+    if infos and len(raw_outputs) != len(infos):
+        raise ValueError(
+            f"{what}: fn returned {len(raw_outputs)} output(s) but outputs_info has {len(infos)} entries; "
+            "give one entry per output (None for outputs that are not fed back)"
+        )
+    if not infos:
+        infos = [("nitsot", None, [])] * len(raw_outputs)
+    outputs = []
+    for i, o in enumerate(raw_outputs):
+        try:
+            outputs.append(T.as_tensor_variable(o))
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{what}: output #{i} of fn is not a tensor: {o!r}") from exc
+
+    # -- states: check the outputs against their initial values --------------------------
+    for i, ((kind, init, _), out) in enumerate(zip(infos, outputs)):
+        label = f"outputs_info[{i}]"
+        if kind == "nitsot":
+            continue
+        state_t = init.type if kind == "sitsot" else init.type.row()
+        if out.ndim != state_t.ndim:
+            extra = " (plus one leading dimension for taps other than [-1])" if kind == "mitsot" else ""
+            raise ValueError(
+                f"{what}: {label} has shape {_shape(init.type.shape)} but fn's output #{i} has rank "
+                f"{out.ndim} ({_shape(out.type.shape)}); the initial state must have the shape of one "
+                f"step's output{extra}"
+            )
+        for d, (a, c) in enumerate(zip(state_t.shape, out.type.shape)):
+            if a is not None and c is not None and a != c:
+                raise ValueError(
+                    f"{what}: {label} has shape {_shape(init.type.shape)} but fn's output #{i} has shape "
+                    f"{_shape(out.type.shape)} (dimension {d}: {a} != {c})"
+                )
+        if out.dtype != init.dtype:
+            if upcast(out.dtype, init.dtype) != init.dtype:
+                raise TypeError(
+                    f"{what}: {label} has dtype {init.dtype} but fn's output #{i} has dtype {out.dtype}; "
+                    f"using the output as the next state would be an implicit downcast from {out.dtype} to "
+                    f"{init.dtype}. Give the initial state the output's dtype, e.g. "
+                    f"T.as_tensor_variable(np.asarray(0, '{out.dtype}')) or T.cast(init, '{out.dtype}'), "
+                    f"or cast fn's output with .astype('{init.dtype}')"
+                )
+            outputs[i] = T.cast(out, init.dtype)
+
+    # -- updates: those fn returned plus the default updates of what it uses ---------------
+    updates: dict[SharedVariable, Variable] = {}
+    for key, value in raw_updates.items():
+        if not isinstance(key, SharedVariable):
+            raise TypeError(f"{what}: updates returned by fn must have shared variables as keys, got {key!r}")
+        updates[key] = _update_value(key, value, what)
+    while True:
+        roots = graph_inputs(outputs + list(updates.values()) + ([cond.condition] if cond else []))
+        new = [r for r in roots if isinstance(r, SharedVariable) and r.default_update is not None and r not in updates]
+        if not new:
+            break
+        for s in new:
+            updates[s] = s.default_update
+
+    state_phs = {s: _Placeholder(s.type, name=s.name) for s in updates}
+    inner = outputs + list(updates.values()) + ([cond.condition] if cond else [])
+    inner = clone_replace(inner, dict(state_phs)) if state_phs else inner
+
+    # -- free variables become non-sequences ------------------------------------------------
+    placeholders = [p for d in seq_phs for p in d.values()] + [p for d in out_phs for p in d.values()]
+    placeholders += non_phs + list(state_phs.values())
+    inner_ids = {p.id for p in placeholders}
+    dependent = depends_on(inner, inner_ids)
+    free: list[Variable] = []
+    free_ids: set[int] = set()
+    consumers: dict[int, Any] = {}
+
+    def consider(v: Variable, node: Any = None) -> None:
+        if v.id in dependent or isinstance(v, Constant) or v.id in free_ids:
+            return
+        if all(isinstance(r, Constant) for r in graph_inputs([v])):
+            return  # computable from constants: recomputed inside the loop
+        free_ids.add(v.id)
+        free.append(v)
+        consumers[v.id] = node
+
+    for node in toposort(inner):
+        if any(v.id in dependent for v in node.outputs):
+            for v in node.inputs:
+                consider(v, node)
+    for v in inner:
+        consider(v)
+    if free and strict:
+        v = free[0]
+        node = consumers[v.id]
+        used_for = f"{node.op}({', '.join(str(i) for i in node.inputs)})" if node is not None else str(v)
+        roots = [r for r in graph_inputs([v]) if not isinstance(r, Constant)]
+        raise MissingInputError(
+            f"{what} (strict=True): an input of the graph, used to compute {used_for}, was not provided "
+            f"and not given a value: fn uses {', '.join(str(r) for r in roots)} without receiving it. "
+            "Pass it in non_sequences (and as an argument of fn)."
+        )
+    free_phs = [_Placeholder(v.type, name=v.name) for v in free]
+    if free:
+        inner = clone_replace(inner, dict(zip(free, free_phs)))
+    n_user = len(outputs)
+    n_upd = len(updates)
+    inner_outs = inner[:n_user]
+    inner_upds = inner[n_user:n_user + n_upd]
+    inner_cond = inner[-1] if cond else None
+    all_nonseqs = nonseqs + free
+    all_non_phs = non_phs + free_phs
+
+    # -- nitsot row shapes (the rows of a map output must be sized before the loop) ----------
+    outer_of = {}  # placeholder id -> (outer variable, dimension offset) for shape translation
+    for (var, _), phs in zip(seqs, seq_phs):
+        for p in phs.values():
+            outer_of[p.id] = (var, 1)
+    for (kind, init, _), phs in zip(infos, out_phs):
+        for p in phs.values():
+            outer_of[p.id] = (init, 1 if kind == "mitsot" else 0)
+    for s, p in state_phs.items():
+        outer_of[p.id] = (s, 0)
+    value_of = {p.id: v for p, v in zip(all_non_phs, all_nonseqs)}
+
+    nitsot_shapes, nitsot_dims = [], []
+    for i, ((kind, _, _), out) in enumerate(zip(infos, inner_outs)):
+        if kind != "nitsot":
+            continue
+        shape = list(out.type.shape)
+        if None in shape:
+            dims = shape_of(out)
+            for d, size in enumerate(shape):
+                if size is not None:
+                    continue
+                dim = dims[d]
+                if isinstance(dim, int):
+                    shape[d] = dim
+                    continue
+                outer = _outer_dim(dim, outer_of, value_of, inner_ids | {p.id for p in free_phs})
+                if outer is None:
+                    raise ValueError(
+                        f"{what}: fn's output #{i} (no outputs_info: a new row per step) has a shape "
+                        f"{_shape(out.type.shape)} whose dimension {d} depends on values computed inside "
+                        "the loop; its size must be known before the loop runs. Give the output an "
+                        "initial value in outputs_info, or make its shape depend only on shapes and "
+                        "non-sequences."
+                    )
+                if isinstance(outer, Constant):
+                    shape[d] = int(outer.data)
+                else:
+                    nitsot_dims.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
+        nitsot_shapes.append(tuple(shape))
+
+    order_mit = [i for i, (k, _, _) in enumerate(infos) if k == "mitsot"]
+    order_sit = [i for i, (k, _, _) in enumerate(infos) if k == "sitsot"]
+    order_nit = [i for i, (k, _, _) in enumerate(infos) if k == "nitsot"]
+
+    # -- states: fn's output must keep the state's shape -----------------------------------------
+    state_checks, state_dims = [], []
+    all_inner_ids = inner_ids | {p.id for p in free_phs}
+
+    def check_state(pos: int, out: Variable, state_t: TensorType, init: Variable, offset: int, label: str) -> None:
+        for d in range(out.ndim):
+            if state_t.shape[d] is not None and out.type.shape[d] is not None:
+                continue  # equal, checked above
+            dim = shape_of(out)[d]
+            if isinstance(dim, int):
+                if state_t.shape[d] is not None:
+                    if dim != state_t.shape[d]:
+                        raise ValueError(f"{what}: {label}: size {dim} != {state_t.shape[d]} along dimension {d}")
+                    continue
+                outer = T.constant(dim, dtype="int64")
+            else:
+                outer = _outer_dim(dim, outer_of, value_of, all_inner_ids)
+            msg = (f"{what}: {label} along dimension {d}: the output has size {{have}}, the state has size "
+                   "{need}")
+            if outer is None:
+                state_checks.append((pos, d, False, msg))
+                continue
+            if (outer.owner is not None and isinstance(outer.owner.op, Shape_i)
+                    and outer.owner.inputs[0] is init and outer.owner.op.i == d + offset):
+                continue  # the state's own size
+            state_checks.append((pos, d, True, msg))
+            state_dims.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
+
+    pos = 0
+    for i in order_mit + order_sit:
+        kind, init, _ = infos[i]
+        state_t = init.type if kind == "sitsot" else init.type.row()
+        check_state(pos, inner_outs[i], state_t, init, 1 if kind == "mitsot" else 0,
+                    f"fn's output #{i} must have the shape of its initial state (outputs_info[{i}])")
+        pos += 1
+    for s, expr in zip(updates, inner_upds):
+        check_state(pos, expr, s.type, s, 0,
+                    f"the update of {s} inside the scan must keep its shape")
+        pos += 1
+
+    # -- the op ---------------------------------------------------------------------------------
+    inner_inputs: list[Variable] = []
+    for (_, taps), phs in zip(seqs, seq_phs):
+        inner_inputs.extend(phs[t] for t in sorted(taps))
+    for i in order_mit:
+        inner_inputs.extend(out_phs[i][t] for t in sorted(infos[i][2]))
+    for i in order_sit:
+        inner_inputs.append(out_phs[i][-1])
+    inner_inputs.extend(state_phs.values())
+    inner_inputs.extend(all_non_phs)
+    op_outputs = [inner_outs[i] for i in order_mit] + [inner_outs[i] for i in order_sit] + list(inner_upds)
+    op_outputs += [inner_outs[i] for i in order_nit]
+    if inner_cond is not None:
+        op_outputs.append(inner_cond)
+    keep_user = 1 if keep_last else 0
+    keep = [keep_user] * (len(order_mit) + len(order_sit)) + [1] * n_upd + [0] * len(order_nit)
+    op = ScanOp(
+        inner_inputs=inner_inputs,
+        inner_outputs=op_outputs,
+        seq_taps=[tuple(sorted(t)) for _, t in seqs],
+        mitsot_taps=[tuple(sorted(infos[i][2])) for i in order_mit],
+        n_sitsot=len(order_sit) + n_upd,
+        n_nitsot=len(order_nit),
+        n_nonseqs=len(all_nonseqs),
+        until=cond is not None,
+        go_backwards=bool(go_backwards),
+        keep=keep,
+        nitsot_shapes=nitsot_shapes,
+        name=name,
+        truncate_gradient=int(truncate_gradient),
+        kinds=["output"] * len(order_sit) + ["update"] * n_upd,
+        state_checks=state_checks,
+    )
+    if not op_outputs or (len(op_outputs) == 1 and inner_cond is not None):
+        return (None if not return_list else []), OrderedUpdates()
+    node = op.make_node(
+        n_var if n_var.dtype == "int64" else T.cast(n_var, "int64"),
+        *[v for v, _ in seqs],
+        *[infos[i][1] for i in order_mit],
+        *[infos[i][1] for i in order_sit],
+        *updates.keys(),
+        *all_nonseqs,
+        *nitsot_dims,
+        *state_dims,
+    )
+    results: list[Variable | None] = [None] * n_user
+    pos = 0
+    for i in order_mit + order_sit:
+        results[i] = node.outputs[pos]
+        pos += 1
+    new_updates = OrderedUpdates()
+    for s in updates:
+        new_updates[s] = node.outputs[pos][0]
+        pos += 1
+    for i in order_nit:
+        results[i] = node.outputs[pos]
+        pos += 1
+    for r in node.outputs:
+        if name and not r.name:
+            r.name = name
+    if keep_last:
+        results = [r[0] if infos[i][0] != "nitsot" else r[-1] for i, r in enumerate(results)]
+    if len(results) == 1 and not return_list:
+        return results[0], new_updates
+    if not results:
+        return ([] if return_list else None), new_updates
+    return results, new_updates
+
+
+def _update_value(s: SharedVariable, value: Any, what: str) -> Variable:
+    from . import tensor as T
+
+    v = T.as_tensor_variable(value)
+    if v.ndim != s.ndim:
+        raise TypeError(f"{what}: the update of {s} has rank {v.ndim}, the shared variable has rank {s.ndim}")
+    if v.dtype != s.dtype:
+        if upcast(v.dtype, s.dtype) != s.dtype:
+            raise TypeError(
+                f"{what}: the update of {s} has dtype {v.dtype}, which cannot be stored in {s} "
+                f"({s.dtype}) without a downcast; cast it with .astype('{s.dtype}')"
+            )
+        v = T.cast(v, s.dtype)
+    return v
+
+
+def _shape(shape: tuple) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _outer_dim(dim: Variable, outer_of: dict, value_of: dict, inner_ids: set[int]) -> Variable | None:
+    """An inner dimension expression rewritten over outer variables, or None.
+
+    ``Shape_i`` of a slice/state placeholder becomes ``Shape_i`` of the outer
+    sequence/init; non-sequence placeholders become their outer values.
+    Anything else inside the loop makes the size unknowable before it runs.
+    """
+    replace: dict[Variable, Variable] = {}
+    for node in toposort([dim]):
+        if isinstance(node.op, Shape_i) and node.inputs[0].id in outer_of:
+            outer, offset = outer_of[node.inputs[0].id]
+            i = node.op.i + offset
+            size = outer.type.shape[i]
+            from . import tensor as T
+
+            replace[node.outputs[0]] = T.constant(size, dtype="int64") if size is not None else Shape_i(i)(outer)
+    roots = graph_inputs([dim], stop={v.id for v in replace})
+    for r in roots:
+        if r.id in value_of:
+            replace[r] = value_of[r.id]
+    if dim in replace:
+        return replace[dim]
+    (new,) = clone_replace([dim], replace) if replace else (dim,)
+    if any(r.id in inner_ids for r in graph_inputs([new])):
+        return None
+    return new
+
+
+# -- map, reduce, folds ---------------------------------------------------------------------------
+
+
+def map(fn: Callable, sequences: Any, non_sequences: Any = None, truncate_gradient: int = -1,  # noqa: A001
+        go_backwards: bool = False, mode: Any = None, name: str | None = None) -> tuple[Any, OrderedUpdates]:
+    """``fn`` applied to each step of `sequences` (Python's ``map``)."""
+    return scan(fn, sequences=sequences, outputs_info=None, non_sequences=non_sequences,
+                truncate_gradient=truncate_gradient, go_backwards=go_backwards, mode=mode, name=name)
+
+
+def reduce(fn: Callable, sequences: Any, outputs_info: Any, non_sequences: Any = None,  # noqa: A001
+           go_backwards: bool = False, mode: Any = None, name: str | None = None) -> tuple[Any, OrderedUpdates]:
+    """Only the last value of each output of a scan (Python's ``functools.reduce``).
+
+    With zero steps an output with an initial value gives that initial value.
+    """
+    return _scan(fn, sequences, outputs_info, non_sequences, None, -1, go_backwards, name, False, False,
+                 keep_last=True)
+
+
+def foldl(fn: Callable, sequences: Any, outputs_info: Any, non_sequences: Any = None, mode: Any = None,
+          name: str | None = None) -> tuple[Any, OrderedUpdates]:
+    """``reduce`` from the first element (Haskell's ``foldl``)."""
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=False, mode=mode, name=name)
+
+
+def foldr(fn: Callable, sequences: Any, outputs_info: Any, non_sequences: Any = None, mode: Any = None,
+          name: str | None = None) -> tuple[Any, OrderedUpdates]:
+    """``reduce`` from the last element (Haskell's ``foldr``)."""
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True, mode=mode, name=name)
+
+
+# -- scan_checkpoints -----------------------------------------------------------------------------
+
+
+def scan_checkpoints(fn: Callable, sequences: Any = None, outputs_info: Any = None, non_sequences: Any = None,
+                     name: str = "checkpointscan_fn", n_steps: Any = None, save_every_N: int = 10,
+                     padding: bool = True) -> tuple[Any, OrderedUpdates]:
+    """Scan in chunks of `save_every_N` steps, returning the state after each chunk.
+
+    An outer scan over ``ceil(n_steps / save_every_N)`` chunks runs an inner
+    scan of `save_every_N` steps (fewer for the last chunk) and keeps only its
+    last state, as Theano's ``scan_checkpoints`` does; the last row of every
+    output is the final state of the plain scan. Taps are not supported.
+    """
+    from . import tensor as T
+
+    what = "scan_checkpoints"
+    seqs = [_outer_value(s, f"sequences[{i}]") if not isinstance(s, dict) else None
+            for i, s in enumerate(_as_list(sequences))]
+    if any(s is None for s in seqs):
+        raise ValueError(f"{what}: sequences must be variables (taps are not supported)")
+    infos = _as_list(outputs_info)
+    for i, o in enumerate(infos):
+        if isinstance(o, dict) and ("taps" in o and o["taps"] not in (None, [-1], -1)):
+            raise ValueError(f"{what}: outputs_info[{i}]: taps are not supported")
+    infos = [o["initial"] if isinstance(o, dict) else o for o in infos]
+    if any(o is None for o in infos):
+        raise ValueError(f"{what}: every output needs an initial state (only the last step of each is kept)")
+    if not isinstance(save_every_N, (int, np.integer)) or save_every_N < 1:
+        raise ValueError(f"{what}: save_every_N must be a positive int, got {save_every_N!r}")
+    nonseqs = _as_list(non_sequences)
+    N = int(save_every_N)
+    for i, s in enumerate(seqs):
+        if s.ndim == 0:
+            raise ValueError(f"{what}: sequences[{i}] is a scalar")
+    if n_steps is None:
+        if not seqs:
+            raise ValueError(f"{what}: n_steps must be given when there are no sequences")
+        n_steps = seqs[0].shape[0]
+    n = T.as_tensor_variable(n_steps)
+    if not is_int(n.dtype) or n.ndim != 0:
+        raise TypeError(f"{what}: n_steps must be an integer scalar")
+    n = T.cast(n, "int64")
+    o_n_steps = (n + (N - 1)) // N
+    mod = n % N
+    last = T.switch(T.eq(mod, 0), N, mod)
+    i_n_steps = T.switch(T.eq(T.arange(o_n_steps), o_n_steps - 1), last, N)
+    o_seqs = []
+    for s in seqs:
+        rows = s.shape[0]
+        pad = (N - rows % N) % N if padding else 0
+        if padding:
+            z = T.zeros([pad] + [s.shape[d] for d in range(1, s.ndim)], dtype=s.dtype)
+            s = T.concatenate([s, z], axis=0)
+        o_seqs.append(T.reshape(s, [s.shape[0] // N, N] + [s.shape[d] for d in range(1, s.ndim)]))
+    n_seqs = len(o_seqs)
+    n_out = len(infos)
+
+    def outer_step(*args):
+        i_seqs = list(args[:n_seqs])
+        steps = args[n_seqs]
+        states = list(args[n_seqs + 1:n_seqs + 1 + n_out])
+        i_non = list(args[n_seqs + 1 + n_out:])
+        results, upd = scan(fn, sequences=i_seqs, outputs_info=states, non_sequences=i_non,
+                            n_steps=steps, name=name + "_inner", return_list=True)
+        return [r[-1] for r in results], upd
+
+    return scan(outer_step, sequences=o_seqs + [i_n_steps], outputs_info=infos, non_sequences=nonseqs,
+                n_steps=o_n_steps, name=name + "_outer")
+
+
+# ``theano.scan_module.until`` / ``aesara.scan.utils.until`` / ``aesara.scan.scan_checkpoints``.
+scan.utils = types.SimpleNamespace(until=until)  # type: ignore[attr-defined]
+scan.until = until  # type: ignore[attr-defined]
+scan.scan_checkpoints = scan_checkpoints  # type: ignore[attr-defined]

@@ -1,0 +1,422 @@
+"""The scan node of the graph and its MLIR form, ``scan.scan``.
+
+A :class:`ScanOp` holds the inner graph (placeholders for the step's inputs
+and the variables the step computes) and the op's static structure (taps,
+counts, flags). Its node's inputs are the outer values, in the groups of
+``scan.scan``: ``n_steps``, sequences, mitsot inits, sitsot inits,
+non-sequences, then the outer sizes of nitsot rows whose shape is not static.
+Outputs are mitsot, sitsot and nitsot results (``tensor<N x row>``), in that
+order. :mod:`mlir_scan.scan_module` builds these nodes from Theano's API.
+
+A nitsot whose rows have dynamic sizes is emitted as a sitsot whose state is
+never read (the lowering needs static nitsot rows; a sitsot's buffer takes
+its row size from the init, computed before the loop).
+
+Example (what ``scan`` builds for a running sum)::
+
+    >>> import mlir_scan as ms
+    >>> from mlir_scan import tensor as T
+    >>> xs = T.vector("xs")
+    >>> ys, _ = ms.scan(lambda x, acc: acc + x, sequences=xs, outputs_info=T.constant(0.0))
+    >>> op = ys.owner.op
+    >>> op.n_seqs, op.n_sitsot, op.n_nitsot, [str(v.type) for v in op.inner_inputs]
+    (1, 1, 0, ['TensorType(float64, ())', 'TensorType(float64, ())'])
+"""
+
+from __future__ import annotations
+
+from .emitter import Block
+from .graph import Apply, Constant, Op, TensorType, Variable
+
+__all__ = ["ScanOp"]
+
+
+class ScanOp(Op):
+    """The inner function and static structure of one scan."""
+
+    def __init__(
+        self,
+        *,
+        inner_inputs: list[Variable],
+        inner_outputs: list[Variable],
+        seq_taps: list[tuple[int, ...]],
+        mitsot_taps: list[tuple[int, ...]],
+        n_sitsot: int,
+        n_nitsot: int,
+        n_nonseqs: int,
+        until: bool,
+        go_backwards: bool,
+        keep: list[int],
+        nitsot_shapes: list[tuple[int | None, ...]],
+        name: str | None = None,
+        truncate_gradient: int = -1,
+        kinds: list[str] | None = None,
+        state_checks: list[tuple[int, int, bool, str]] | None = None,
+    ):
+        self.inner_inputs = list(inner_inputs)
+        self.inner_outputs = list(inner_outputs)
+        self.seq_taps = [tuple(t) for t in seq_taps]
+        self.mitsot_taps = [tuple(t) for t in mitsot_taps]
+        self.n_seqs = len(self.seq_taps)
+        self.n_mitsot = len(self.mitsot_taps)
+        self.n_sitsot = n_sitsot
+        self.n_nitsot = n_nitsot
+        self.n_nonseqs = n_nonseqs
+        self.until = until
+        self.go_backwards = go_backwards
+        self.keep = list(keep)
+        self.nitsot_shapes = [tuple(s) for s in nitsot_shapes]
+        self.name = name
+        self.truncate_gradient = truncate_gradient
+        #: What each sitsot is: "output" (a user's), "update" (a shared variable).
+        self.kinds = kinds or ["output"] * n_sitsot
+        #: (output, dimension, checked before the loop?, message): state rows
+        #: whose size must match the size of fn's output. Checks done before
+        #: the loop take the output's size, computed outside, as an input.
+        self.state_checks = [tuple(c) for c in (state_checks or [])]
+        n_out = self.n_mitsot + n_sitsot + n_nitsot
+        if len(self.keep) != n_out:
+            raise ValueError("ScanOp: one keep entry per output")
+        if len(self.inner_outputs) != n_out + (1 if until else 0):
+            raise ValueError("ScanOp: one inner output per output (+ the until condition)")
+
+    # Every scan is its own op (its inner graph is part of its identity).
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __str__(self) -> str:
+        return f"Scan{{{self.name}}}" if self.name else "Scan"
+
+    __repr__ = __str__
+
+    # -- structure -------------------------------------------------------------
+    @property
+    def n_outputs(self) -> int:
+        return self.n_mitsot + self.n_sitsot + self.n_nitsot
+
+    def n_dyn_dims(self) -> int:
+        return sum(1 for s in self.nitsot_shapes for d in s if d is None)
+
+    def n_check_inputs(self) -> int:
+        return sum(1 for c in self.state_checks if c[2])
+
+    def outer_groups(self, node: Apply) -> dict[str, list[Variable]]:
+        """The node's inputs split into the groups of ``scan.scan``."""
+        ins = node.inputs
+        i = 1
+        groups = {"n_steps": [ins[0]]}
+        for name, n in (("sequences", self.n_seqs), ("mitsot", self.n_mitsot), ("sitsot", self.n_sitsot),
+                        ("nonseqs", self.n_nonseqs), ("nitsot_dims", self.n_dyn_dims()),
+                        ("state_dims", self.n_check_inputs())):
+            groups[name] = ins[i:i + n]
+            i += n
+        return groups
+
+    def static_steps(self, n_steps: Variable) -> int | None:
+        if self.until or not isinstance(n_steps, Constant):
+            return None
+        return int(n_steps.data)
+
+    def make_node(self, n_steps: Variable, *outer: Variable) -> Apply:
+        expected = (self.n_seqs + self.n_mitsot + self.n_sitsot + self.n_nonseqs + self.n_dyn_dims()
+                    + self.n_check_inputs())
+        if len(outer) != expected:
+            raise TypeError(f"{self}: expected {expected + 1} inputs, got {len(outer) + 1}")
+        if n_steps.ndim != 0 or n_steps.dtype not in ("int8", "int16", "int32", "int64"):
+            raise TypeError(f"{self}: n_steps must be an integer scalar, got {n_steps.type}")
+        node_inputs = [n_steps, *outer]
+        n = self.static_steps(n_steps)
+        # Check the outer values against the inner placeholders (a rebuilt node
+        # may get new outer values, e.g. from givens).
+        k = 0
+        ins = list(outer)
+        pos = 0
+        for taps in self.seq_taps:
+            seq = ins[pos]
+            for _ in taps:
+                ph = self.inner_inputs[k]
+                if seq.ndim != ph.ndim + 1 or seq.dtype != ph.dtype:
+                    raise TypeError(f"{self}: sequence {seq} ({seq.type}) does not match its slices ({ph.type})")
+                k += 1
+            pos += 1
+        for taps in self.mitsot_taps:
+            init = ins[pos]
+            ph = self.inner_inputs[k]
+            if init.ndim != ph.ndim + 1 or init.dtype != ph.dtype:
+                raise TypeError(f"{self}: mitsot init {init} ({init.type}) does not match its taps ({ph.type})")
+            k += len(taps)
+            pos += 1
+        for _ in range(self.n_sitsot + self.n_nonseqs):
+            v, ph = ins[pos], self.inner_inputs[k]
+            if v.type != ph.type:
+                raise TypeError(f"{self}: {v} ({v.type}) does not match the inner input {ph} ({ph.type})")
+            k += 1
+            pos += 1
+        out_types = []
+        outs = self.inner_outputs
+        for i in range(self.n_outputs):
+            rows = self.keep[i] or n
+            if i < self.n_mitsot:
+                init = outer[self.n_seqs + i]
+                out_types.append(init.type.row().stacked(rows))
+            elif i < self.n_mitsot + self.n_sitsot:
+                init = outer[self.n_seqs + i]
+                out_types.append(init.type.stacked(rows))
+            else:
+                j = i - self.n_mitsot - self.n_sitsot
+                out_types.append(TensorType(outs[i].dtype, self.nitsot_shapes[j]).stacked(rows))
+        return Apply(self, node_inputs, out_types)
+
+    def infer_shape(self, node: Apply, input_shapes: list[tuple]) -> list[tuple]:
+        groups = self.outer_groups(node)
+        first = 1 + self.n_seqs
+        n_steps = node.inputs[0]
+        dyn = iter(groups["nitsot_dims"])
+        shapes = []
+        for i in range(self.n_outputs):
+            if self.keep[i]:
+                lead = self.keep[i]
+            elif self.until:
+                lead = None
+            else:
+                lead = n_steps
+            if i < self.n_mitsot:
+                rest = tuple(input_shapes[first + i][1:])
+            elif i < self.n_mitsot + self.n_sitsot:
+                rest = tuple(input_shapes[first + i])
+            else:
+                rest = tuple(d if d is not None else next(dyn) for d in self.nitsot_shapes[i - self.n_mitsot - self.n_sitsot])
+            if lead is None:
+                static = node.outputs[i].type.shape[0]
+                lead = static if static is not None else _dim0(node.outputs[i])
+            shapes.append((lead,) + rest)
+        return shapes
+
+    # -- MLIR --------------------------------------------------------------------
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        groups = self.outer_groups(node)
+        it = iter(inputs)
+        n_ssa = next(it)
+        seqs = [next(it) for _ in range(self.n_seqs)]
+        mitsots = [next(it) for _ in range(self.n_mitsot)]
+        sitsots = [next(it) for _ in range(self.n_sitsot)]
+        nonseqs = [next(it) for _ in range(self.n_nonseqs)]
+        dims = [next(it) for _ in range(self.n_dyn_dims())]
+        state_dims = [next(it) for _ in range(self.n_check_inputs())]
+
+        n_index = b.to_index(n_ssa, node.inputs[0].dtype)
+        if isinstance(node.inputs[0], Constant):
+            n_index = b.index(int(node.inputs[0].data))
+        n_static = self.static_steps(node.inputs[0])
+
+        # fn's outputs must have the shape of their states: checked before the
+        # loop where the output's size is known outside (no step runs if not).
+        inits = mitsots + sitsots
+        init_vars = list(groups["mitsot"]) + list(groups["sitsot"])
+        any_bad = None
+        sd_it = iter(zip(state_dims, groups["state_dims"]))
+        for out_idx, d, hoisted, message in self.state_checks:
+            if not hoisted:
+                continue
+            ssa, var = next(sd_it)
+            have = b.to_index(ssa, var.dtype)
+            init_t = init_vars[out_idx].type
+            need = b.dim(inits[out_idx], init_t, d + (1 if out_idx < self.n_mitsot else 0))
+            bad = b.icmp("ne", have, need)
+            b.check(bad, message, have, need)
+            any_bad = bad if any_bad is None else b.op(f"arith.ori {any_bad}, {bad} : i1")
+        if any_bad is not None:
+            n_index = b.select(any_bad, b.index(0), n_index, "index")
+            n_static = None
+
+        # Nitsots with dynamic rows become sitsots with a zero init.
+        nit_out = self.inner_outputs[self.n_mitsot + self.n_sitsot:self.n_outputs]
+        converted, static_nit = [], []
+        dim_it = iter(zip(dims, groups["nitsot_dims"]))
+        for j, shape in enumerate(self.nitsot_shapes):
+            if None in shape:
+                row = TensorType(nit_out[j].dtype, shape)
+                sizes = []
+                for d in shape:
+                    if d is None:
+                        ssa, var = next(dim_it)
+                        # (clamped at 0 like every allocation of the body)
+                        sizes.append(b.iop("maxsi", b.to_index(ssa, var.dtype), b.index(0)))
+                    else:
+                        sizes.append(b.index(d))
+                zero = b.const(0.0 if row.dtype.startswith("float") else (False if row.dtype == "bool" else 0), row.dtype)
+                converted.append((j, b.filled(row, sizes, zero), row))
+            else:
+                static_nit.append(j)
+
+        seq_vars = groups["sequences"]
+        mit_vars = groups["mitsot"]
+        sit_vars = groups["sitsot"]
+        non_vars = groups["nonseqs"]
+
+        region = Block(b.module, indent=b.indent + 2)
+        arg_decls = []
+
+        def bind(ph: Variable, mlir_type: str) -> None:
+            a = b.module.fresh("arg")
+            region.bind(ph, a)
+            arg_decls.append(f"{a}: {mlir_type}")
+
+        k = 0
+        for i, taps in enumerate(self.seq_taps):
+            for _ in taps:
+                bind(self.inner_inputs[k], seq_vars[i].type.row().mlir)
+                k += 1
+        for i, taps in enumerate(self.mitsot_taps):
+            for _ in taps:
+                bind(self.inner_inputs[k], mit_vars[i].type.row().mlir)
+                k += 1
+        for i in range(self.n_sitsot):
+            bind(self.inner_inputs[k], sit_vars[i].type.mlir)
+            k += 1
+        # The converted nitsots' states are never read: unbound block arguments.
+        for _, _, row in converted:
+            arg_decls.append(f"{b.module.fresh('unused')}: {row.mlir}")
+        for i in range(self.n_nonseqs):
+            bind(self.inner_inputs[k], non_vars[i].type.mlir)
+            k += 1
+        # (Group order: sequences, mitsots, sitsots + converted nitsots, non-sequences.)
+        decls = arg_decls
+
+        # Yields: mitsot, sitsot (+ converted nitsots), static nitsots, until.
+        yields: list[tuple[str, str]] = []
+        region.plan(self.inner_outputs)
+
+        def yield_value(var: Variable, want: TensorType, ref: str | None = None, idx: int = -1) -> None:
+            ssa = region.value(var)
+            guards = [(d, msg) for o, d, hoisted, msg in self.state_checks if o == idx and not hoisted]
+            if guards and ref is not None:
+                # The size is only known inside the loop: check every step and
+                # keep the previous state on a mismatch (never write out of bounds).
+                ok = None
+                for d, msg in guards:
+                    have = region.dim(ssa, var.type, d)
+                    need = region.dim(ref, want, d)
+                    bad = region.icmp("ne", have, need)
+                    region.check(bad, msg, have, need)
+                    good = region.op(f"arith.xori {bad}, {region.const(True, 'bool')} : i1")
+                    ok = good if ok is None else region.op(f"arith.andi {ok}, {good} : i1")
+                res = b.module.fresh("guard")
+                then = region.child(inherit=True)
+                cast = then.tensor_cast(ssa, var.type, want)
+                then.stmt(f"scf.yield {cast} : {want.mlir}")
+                region.stmt(f"{res} = scf.if {ok} -> ({want.mlir}) {{")
+                region.lines.extend(then.lines)
+                region.stmt(f"}} else {{\n  scf.yield {ref} : {want.mlir}\n}}")
+                yields.append((res, want.mlir))
+                return
+            if var.ndim:
+                ssa = region.tensor_cast(ssa, var.type, want)
+            yields.append((ssa, want.mlir))
+
+        outs = self.inner_outputs
+        k = sum(len(taps) for taps in self.seq_taps)
+        mit_refs = []
+        for taps in self.mitsot_taps:
+            mit_refs.append(region.lookup(self.inner_inputs[k]))
+            k += len(taps)
+        sit_refs = [region.lookup(self.inner_inputs[k + i]) for i in range(self.n_sitsot)]
+        for i in range(self.n_mitsot):
+            yield_value(outs[i], mit_vars[i].type.row(), mit_refs[i], i)
+        for i in range(self.n_sitsot):
+            yield_value(outs[self.n_mitsot + i], sit_vars[i].type, sit_refs[i], self.n_mitsot + i)
+        for j, _, row in converted:
+            yield_value(nit_out[j], row)
+        for j in static_nit:
+            yield_value(nit_out[j], TensorType(nit_out[j].dtype, self.nitsot_shapes[j]))
+        if self.until:
+            cond = outs[-1]
+            ssa = region.value(cond)
+            yields.append((region.cast(ssa, cond.dtype, "bool"), "i1"))
+        region.stmt(f"scan.yield {', '.join(s for s, _ in yields)} : {', '.join(t for _, t in yields)}")
+
+        # Result types, in op order, and the keep list.
+        def rows(i: int) -> str:
+            k = self.keep[i]
+            if k:
+                return str(k)
+            return "?" if n_static is None else str(n_static)
+
+        def stacked(row_mlir: str, i: int) -> str:
+            r = rows(i)
+            if row_mlir.startswith("tensor<"):
+                return f"tensor<{r}x{row_mlir[len('tensor<'):]}"
+            return f"tensor<{r}x{row_mlir}>"
+
+        result_types, keep, order = [], [], []
+        for i in range(self.n_mitsot):
+            result_types.append(stacked(mit_vars[i].type.row().mlir, i))
+            keep.append(self.keep[i])
+            order.append(i)
+        for i in range(self.n_sitsot):
+            idx = self.n_mitsot + i
+            result_types.append(stacked(sit_vars[i].type.mlir, idx))
+            keep.append(self.keep[idx])
+            order.append(idx)
+        first_nit = self.n_mitsot + self.n_sitsot
+        for j, _, row in converted:
+            result_types.append(stacked(row.mlir, first_nit + j))
+            keep.append(self.keep[first_nit + j])
+            order.append(first_nit + j)
+        for j in static_nit:
+            row = TensorType(nit_out[j].dtype, self.nitsot_shapes[j])
+            result_types.append(stacked(row.mlir, first_nit + j))
+            keep.append(self.keep[first_nit + j])
+            order.append(first_nit + j)
+
+        head = f"scan.scan steps({n_index})"
+        if self.go_backwards:
+            head += " go_backwards"
+        if self.until:
+            head += " until"
+        parts = [head]
+        if seqs:
+            items = []
+            for s, v, taps in zip(seqs, seq_vars, self.seq_taps):
+                items.append(f"{s}[{', '.join(str(t) for t in taps)}] : {v.type.mlir}")
+            parts.append(f"sequences({', '.join(items)})")
+        if mitsots:
+            items = []
+            for s, v, taps in zip(mitsots, mit_vars, self.mitsot_taps):
+                items.append(f"{s}[{', '.join(str(t) for t in taps)}] : {v.type.mlir}")
+            parts.append(f"mitsot({', '.join(items)})")
+        sit_ssa = sitsots + [init for _, init, _ in converted]
+        sit_types = [v.type.mlir for v in sit_vars] + [row.mlir for _, _, row in converted]
+        if sit_ssa:
+            parts.append(f"sitsot({', '.join(sit_ssa)} : {', '.join(sit_types)})")
+        if nonseqs:
+            parts.append(f"nonsequences({', '.join(nonseqs)} : {', '.join(v.type.mlir for v in non_vars)})")
+        if any(keep):
+            parts.append(f"keep [{', '.join(str(k) for k in keep)}]")
+        count = len(result_types)
+        name = b.module.fresh("scan")
+        lhs = name if count == 1 else f"{name}:{count}"
+        b.stmt(f"{lhs} = " + "\n    ".join(parts) + " {")
+        b.stmt(f"^bb0({', '.join(decls)}):")
+        b.lines.extend(region.lines)
+        b.stmt(f"}} -> ({', '.join(result_types)})")
+        names = [name] if count == 1 else [f"{name}#{i}" for i in range(count)]
+        results: list[str] = [""] * self.n_outputs
+        for ssa, idx in zip(names, order):
+            results[idx] = ssa
+        # The graph's output types may be more static than the op's.
+        for idx in range(self.n_outputs):
+            want = node.outputs[idx].type
+            have_mlir = result_types[order.index(idx)]
+            if have_mlir != want.mlir:
+                results[idx] = b.op(f"tensor.cast {results[idx]} : {have_mlir} to {want.mlir}", "cast")
+        return results
+
+
+def _dim0(var: Variable):
+    from .ops_shape import Shape_i
+
+    return Shape_i(0)(var)

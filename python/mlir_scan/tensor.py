@@ -1,0 +1,768 @@
+"""The tensor DSL, Theano's ``theano.tensor`` (use it as ``from mlir_scan import tensor as T``).
+
+Typed placeholders (``T.vector("x")``, ``T.imatrix()``...), constants,
+element-wise math with NumPy broadcasting and dtype promotion, ``dot``,
+reductions, indexing, ``set_subtensor``/``inc_subtensor``, ``concatenate``,
+``stack``, ``reshape``, ``T.nnet.sigmoid`` and
+``T.shared_randomstreams.RandomStreams``. Every function builds graph nodes;
+:func:`mlir_scan.function` compiles them.
+
+Placeholder prefixes follow Theano: ``b`` int8, ``w`` int16, ``i`` int32,
+``l`` int64, ``f`` float32, ``d`` float64, none: ``config.floatX``
+(float64). Python ints become the smallest int dtype that holds them
+(``T.as_tensor_variable(0)`` is int8, as in Theano); Python floats take the
+dtype of the float tensor they meet (float64 otherwise).
+
+Example::
+
+    >>> import numpy as np
+    >>> import mlir_scan as ms
+    >>> from mlir_scan import tensor as T
+    >>> x = T.dvector("x")
+    >>> f = ms.function([x], [T.tanh(x).sum(), x[::-1] * 2])
+    >>> f([0.0, 1.0, 2.0])
+    [array(1.72..., array([4., 2., 0.])]
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import config
+from .graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
+from .ops_basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
+from .ops_elemwise import Elemwise, SCALAR_OPS, cast as _cast
+from .ops_shape import Shape, dims_from_shape_arg, shape_of
+from .ops_subtensor import IncSubtensor, Subtensor, make_index_list
+
+__all__ = [
+    # placeholders
+    "scalar", "vector", "matrix", "tensor3", "tensor4", "tensor", "row", "col",
+    "bscalar", "wscalar", "iscalar", "lscalar", "fscalar", "dscalar",
+    "bvector", "wvector", "ivector", "lvector", "fvector", "dvector",
+    "bmatrix", "wmatrix", "imatrix", "lmatrix", "fmatrix", "dmatrix",
+    "btensor3", "wtensor3", "itensor3", "ltensor3", "ftensor3", "dtensor3",
+    "TensorType", "TensorVariable", "TensorConstant",
+    # construction
+    "constant", "as_tensor_variable", "as_tensor", "arange", "zeros", "ones", "zeros_like", "ones_like",
+    "alloc", "fill", "second",
+    # element-wise
+    "add", "sub", "mul", "true_div", "int_div", "floor_div", "mod", "pow", "neg", "abs", "abs_",
+    "eq", "neq", "lt", "le", "gt", "ge", "and_", "or_", "xor", "invert", "bitwise_and", "bitwise_or",
+    "exp", "log", "log1p", "sqrt", "sqr", "tanh", "sigmoid", "softplus", "sin", "cos", "floor", "ceil",
+    "maximum", "minimum", "switch", "where", "clip", "cast",
+    # structure
+    "dot", "outer", "transpose", "dimshuffle", "shape", "reshape", "flatten", "concatenate", "join", "stack",
+    "sum", "mean", "max", "min", "prod", "all", "any",
+    "set_subtensor", "inc_subtensor",
+    "nnet", "shared_randomstreams",
+]
+
+TensorVariable = Variable
+TensorConstant = Constant
+
+
+# -- placeholders ----------------------------------------------------------------
+
+
+def _floatX() -> str:
+    return check_dtype(config.floatX, "config.floatX")
+
+
+def tensor(dtype: str | None = None, shape: Sequence[int | None] | None = None, name: str | None = None,
+           broadcastable: Sequence[bool] | None = None, ndim: int | None = None) -> Variable:
+    """A placeholder of any rank: ``T.tensor("float32", (None, 3), "x")``.
+
+    `broadcastable` (Theano's pattern: True = static size 1) or `ndim` can
+    replace `shape`.
+    """
+    dtype = check_dtype(dtype or _floatX(), "tensor")
+    if shape is None:
+        if broadcastable is not None:
+            shape = tuple(1 if b else None for b in broadcastable)
+        else:
+            shape = (None,) * (ndim or 0)
+    return Variable(TensorType(dtype, tuple(shape)), name=name)
+
+
+def _maker(ndim: int, dtype: str | None, name: str):
+    """A placeholder constructor such as ``T.fvector(name=None, dtype=..., shape=...)``."""
+
+    def make(name: str | None = None, dtype: str | None = dtype, shape: Sequence[int | None] | None = None) -> Variable:
+        if shape is not None and len(shape) != ndim:
+            raise ValueError(f"shape {shape} has rank {len(shape)}, expected {ndim}")
+        return tensor(dtype, shape if shape is not None else (None,) * ndim, name)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = f"A rank-{ndim} placeholder of dtype {dtype or 'config.floatX'}: ``T.{name}(name=None, dtype=..., shape=...)``."
+    return make
+
+
+_KINDS = {"": None, "b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32", "d": "float64"}
+_RANKS = {"scalar": 0, "vector": 1, "matrix": 2, "tensor3": 3, "tensor4": 4}
+
+scalar = _maker(0, None, "scalar")
+vector = _maker(1, None, "vector")
+matrix = _maker(2, None, "matrix")
+tensor3 = _maker(3, None, "tensor3")
+tensor4 = _maker(4, None, "tensor4")
+
+bscalar = _maker(0, 'int8', "bscalar")
+bvector = _maker(1, 'int8', "bvector")
+bmatrix = _maker(2, 'int8', "bmatrix")
+btensor3 = _maker(3, 'int8', "btensor3")
+btensor4 = _maker(4, 'int8', "btensor4")
+
+wscalar = _maker(0, 'int16', "wscalar")
+wvector = _maker(1, 'int16', "wvector")
+wmatrix = _maker(2, 'int16', "wmatrix")
+wtensor3 = _maker(3, 'int16', "wtensor3")
+wtensor4 = _maker(4, 'int16', "wtensor4")
+
+iscalar = _maker(0, 'int32', "iscalar")
+ivector = _maker(1, 'int32', "ivector")
+imatrix = _maker(2, 'int32', "imatrix")
+itensor3 = _maker(3, 'int32', "itensor3")
+itensor4 = _maker(4, 'int32', "itensor4")
+
+lscalar = _maker(0, 'int64', "lscalar")
+lvector = _maker(1, 'int64', "lvector")
+lmatrix = _maker(2, 'int64', "lmatrix")
+ltensor3 = _maker(3, 'int64', "ltensor3")
+ltensor4 = _maker(4, 'int64', "ltensor4")
+
+fscalar = _maker(0, 'float32', "fscalar")
+fvector = _maker(1, 'float32', "fvector")
+fmatrix = _maker(2, 'float32', "fmatrix")
+ftensor3 = _maker(3, 'float32', "ftensor3")
+ftensor4 = _maker(4, 'float32', "ftensor4")
+
+dscalar = _maker(0, 'float64', "dscalar")
+dvector = _maker(1, 'float64', "dvector")
+dmatrix = _maker(2, 'float64', "dmatrix")
+dtensor3 = _maker(3, 'float64', "dtensor3")
+dtensor4 = _maker(4, 'float64', "dtensor4")
+
+
+def row(name: str | None = None, dtype: str | None = None) -> Variable:
+    """A (1, n) matrix placeholder (broadcastable rows)."""
+    return tensor(dtype, (1, None), name)
+
+
+def col(name: str | None = None, dtype: str | None = None) -> Variable:
+    """A (n, 1) matrix placeholder (broadcastable columns)."""
+    return tensor(dtype, (None, 1), name)
+
+
+# -- constants -------------------------------------------------------------------
+
+
+def _smallest_int(value: int) -> str:
+    for dtype in ("int8", "int16", "int32", "int64"):
+        info = np.iinfo(dtype)
+        if info.min <= value <= info.max:
+            return dtype
+    raise OverflowError(f"integer {value} does not fit in int64")
+
+
+def _python_dtype(x: Any, like: str | None = None) -> str | None:
+    """The dtype a Python scalar takes (None if `x` is not a Python scalar)."""
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, int) and not isinstance(x, np.integer):
+        if like is not None and is_int(like):
+            info = np.iinfo(like)
+            if info.min <= x <= info.max:
+                return like
+        return _smallest_int(x)
+    if isinstance(x, float) and not isinstance(x, np.floating):
+        if like is not None and is_float(like):
+            if like == "float32" and np.isfinite(x) and not np.isfinite(np.float32(x)):
+                return "float64"
+            return like
+        return _floatX()
+    return None
+
+
+def constant(x: Any, name: str | None = None, ndim: int | None = None, dtype: str | None = None) -> Constant:
+    """A constant tensor (Python scalars get Theano's dtypes: ``T.constant(0)`` is int8)."""
+    if isinstance(x, Variable):
+        raise TypeError(f"constant: {x} is already symbolic")
+    if dtype is None:
+        dtype = _python_dtype(x)
+        if dtype is None:
+            arr = np.asarray(x)
+            if arr.dtype == object:
+                raise TypeError(f"constant: cannot convert {x!r} to a tensor")
+            if arr.dtype.kind == "u":
+                arr = arr.astype(np.int64)
+            dtype = arr.dtype.name
+    dtype = check_dtype(dtype, "constant")
+    arr = np.asarray(x)
+    if arr.dtype.kind in "iub" and np.dtype(dtype).kind in "i" and arr.size:
+        info = np.iinfo(dtype)
+        if arr.min() < info.min or arr.max() > info.max:
+            raise OverflowError(f"constant: {x!r} does not fit in {dtype}")
+    arr = np.asarray(x, dtype=dtype)
+    if ndim is not None:
+        if arr.ndim > ndim:
+            raise ValueError(f"constant: value of rank {arr.ndim} does not fit ndim={ndim}")
+        arr = arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+    return Constant(arr, name=name)
+
+
+def as_tensor_variable(x: Any, name: str | None = None, ndim: int | None = None, dtype: str | None = None) -> Variable:
+    """`x` as a symbolic variable: variables pass through, values become constants.
+
+    >>> as_tensor_variable(0).dtype, as_tensor_variable(np.asarray(0, "int32")).dtype
+    ('int8', 'int32')
+    """
+    if isinstance(x, Variable):
+        if dtype is not None and x.dtype != check_dtype(dtype):
+            x = _cast(x, check_dtype(dtype))
+        if ndim is not None and x.ndim != ndim:
+            raise TypeError(f"as_tensor_variable: {x} has rank {x.ndim}, expected {ndim}")
+        return x
+    if isinstance(x, (list, tuple)) and builtins.any(isinstance(v, Variable) for v in x):
+        return stack([as_tensor_variable(v) for v in x])
+    return constant(x, name=name, ndim=ndim, dtype=dtype)
+
+
+as_tensor = as_tensor_variable
+
+
+def _operands(*xs: Any) -> list[Variable]:
+    """Inputs of an element-wise op: Python scalars adapt to the symbolic operands."""
+    like = None
+    for x in xs:
+        if isinstance(x, Variable):
+            like = x.dtype if like is None else upcast(like, x.dtype)
+    out = []
+    for x in xs:
+        if isinstance(x, Variable):
+            out.append(x)
+        else:
+            dtype = _python_dtype(x, like)
+            out.append(constant(x, dtype=dtype))
+    return out
+
+
+def _elem(name: str, *xs: Any) -> Variable:
+    return Elemwise(SCALAR_OPS[name])(*_operands(*xs))
+
+
+# -- element-wise math --------------------------------------------------------------
+
+
+def add(a, b): return _elem("add", a, b)  # noqa: E704
+def sub(a, b): return _elem("sub", a, b)  # noqa: E704
+def mul(a, b): return _elem("mul", a, b)  # noqa: E704
+def true_div(a, b): return _elem("true_div", a, b)  # noqa: E704
+def int_div(a, b): return _elem("int_div", a, b)  # noqa: E704
+def mod(a, b): return _elem("mod", a, b)  # noqa: E704
+def eq(a, b): return _elem("eq", a, b)  # noqa: E704
+def neq(a, b): return _elem("neq", a, b)  # noqa: E704
+def lt(a, b): return _elem("lt", a, b)  # noqa: E704
+def le(a, b): return _elem("le", a, b)  # noqa: E704
+def gt(a, b): return _elem("gt", a, b)  # noqa: E704
+def ge(a, b): return _elem("ge", a, b)  # noqa: E704
+def and_(a, b): return _elem("and", a, b)  # noqa: E704
+def or_(a, b): return _elem("or", a, b)  # noqa: E704
+def xor(a, b): return _elem("xor", a, b)  # noqa: E704
+def maximum(a, b): return _elem("maximum", a, b)  # noqa: E704
+def minimum(a, b): return _elem("minimum", a, b)  # noqa: E704
+def neg(a): return _elem("neg", a)  # noqa: E704
+def invert(a): return _elem("invert", a)  # noqa: E704
+def exp(a): return _elem("exp", a)  # noqa: E704
+def log(a): return _elem("log", a)  # noqa: E704
+def log1p(a): return _elem("log1p", a)  # noqa: E704
+def sqrt(a): return _elem("sqrt", a)  # noqa: E704
+def sqr(a): return _elem("sqr", a)  # noqa: E704
+def tanh(a): return _elem("tanh", a)  # noqa: E704
+def sigmoid(a): return _elem("sigmoid", a)  # noqa: E704
+def softplus(a): return _elem("softplus", a)  # noqa: E704
+def sin(a): return _elem("sin", a)  # noqa: E704
+def cos(a): return _elem("cos", a)  # noqa: E704
+def floor(a): return _elem("floor", a)  # noqa: E704
+def ceil(a): return _elem("ceil", a)  # noqa: E704
+
+
+floor_div = int_div
+bitwise_and, bitwise_or = and_, or_
+
+
+def pow(a, b):  # noqa: A001 - Theano's name
+    """``a ** b`` (float math for floats, exact integer powers for ints)."""
+    return _elem("pow", a, b)
+
+
+def abs(a):  # noqa: A001 - Theano's name
+    """Absolute value."""
+    return _elem("abs", a)
+
+
+abs_ = abs
+
+
+def switch(cond, a, b) -> Variable:
+    """Element-wise ``a if cond else b`` (NumPy's ``where``)."""
+    cond, = _operands(cond)
+    a, b = _operands(a, b)
+    return Elemwise(SCALAR_OPS["switch"])(cond, a, b)
+
+
+where = switch
+
+
+def clip(x, lo, hi) -> Variable:
+    """``minimum(maximum(x, lo), hi)``."""
+    return minimum(maximum(x, lo), hi)
+
+
+def cast(x, dtype: str) -> Variable:
+    """``x`` converted to `dtype` (NumPy's ``astype``)."""
+    x = as_tensor_variable(x)
+    return _cast(x, check_dtype(dtype, "cast"))
+
+
+# -- construction -----------------------------------------------------------------------
+
+
+def _alloc(value: Variable, dims: tuple, dtype: str) -> Variable:
+    static = tuple(d if isinstance(d, int) else None for d in dims)
+    sym = [_cast(d, "int64") if d.dtype != "int64" else d for d in dims if isinstance(d, Variable)]
+    return Alloc(dtype, static)(value, *sym)
+
+
+def alloc(value, *shape) -> Variable:
+    """A tensor of `shape` filled with `value` (broadcast): ``T.alloc(0.0, n, 3)``."""
+    value = as_tensor_variable(value)
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) and not (
+        isinstance(shape[0], Variable) and shape[0].ndim == 0
+    ):
+        dims = dims_from_shape_arg(shape[0], "alloc")
+    else:
+        dims = dims_from_shape_arg(list(shape), "alloc")
+    return _alloc(value, dims, value.dtype)
+
+
+def zeros(shape, dtype: str | None = None) -> Variable:
+    """A tensor of zeros; `shape` holds ints and int scalars (or is ``x.shape``)."""
+    dtype = check_dtype(dtype or _floatX(), "zeros")
+    return _alloc(constant(0, dtype=dtype), dims_from_shape_arg(shape, "zeros"), dtype)
+
+
+def ones(shape, dtype: str | None = None) -> Variable:
+    """A tensor of ones."""
+    dtype = check_dtype(dtype or _floatX(), "ones")
+    return _alloc(constant(1, dtype=dtype), dims_from_shape_arg(shape, "ones"), dtype)
+
+
+def zeros_like(x, dtype: str | None = None) -> Variable:
+    """Zeros with the shape (and dtype) of `x`."""
+    x = as_tensor_variable(x)
+    dtype = check_dtype(dtype or x.dtype, "zeros_like")
+    return _alloc(constant(0, dtype=dtype), shape_of(x), dtype)
+
+
+def ones_like(x, dtype: str | None = None) -> Variable:
+    """Ones with the shape (and dtype) of `x`."""
+    x = as_tensor_variable(x)
+    dtype = check_dtype(dtype or x.dtype, "ones_like")
+    return _alloc(constant(1, dtype=dtype), shape_of(x), dtype)
+
+
+def fill(model, value) -> Variable:
+    """`value` broadcast to the shape of `model` (Theano's ``fill``)."""
+    model = as_tensor_variable(model)
+    value, = _operands(value)
+    return _alloc(value, shape_of(model), value.dtype)
+
+
+second = fill
+
+
+def arange(start, stop=None, step=1, dtype: str | None = None) -> Variable:
+    """``arange`` like NumPy's; the bounds may be symbolic scalars.
+
+    >>> arange(10).type, arange(iscalar()).dtype
+    (TensorType(int64, (10,)), 'int32')
+    """
+    if stop is None:
+        start, stop = 0, start
+    args = [start, stop, step]
+    sym = [a for a in args if isinstance(a, Variable)]
+    for name, a in zip(("start", "stop", "step"), args):
+        if isinstance(a, Variable) and a.ndim != 0:
+            raise TypeError(f"arange: {name} must be a scalar, got {a.type}")
+    if dtype is None:
+        py = [a for a in args if not isinstance(a, Variable)]
+        if not sym:
+            if step == 0:
+                raise ValueError("arange: step must not be zero")
+            dtype = np.arange(*args).dtype.name
+        else:
+            dtypes = [a.dtype for a in sym]
+            if builtins.any(isinstance(a, float) for a in py):
+                dtypes.append(_floatX())
+            dtype = upcast(*dtypes)
+            if dtype == "bool":
+                dtype = "int8"
+    dtype = check_dtype(dtype, "arange")
+    start_v, stop_v, step_v = (a if isinstance(a, Variable) else constant(a, dtype=_python_dtype(a, dtype) or None) for a in args)
+    if isinstance(step_v, Constant) and step_v.data == 0:
+        raise ValueError("arange: step must not be zero")
+    return Arange(dtype)(start_v, stop_v, step_v)
+
+
+# -- structure ---------------------------------------------------------------------------
+
+
+def dot(a, b) -> Variable:
+    """NumPy's ``dot``: vector-vector, matrix-vector, vector-matrix, matrix-matrix (and N-D)."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return mul(a, b)
+    return Dot()(a, b)
+
+
+def outer(x, y) -> Variable:
+    """The outer product of two vectors."""
+    x, y = as_tensor_variable(x), as_tensor_variable(y)
+    return mul(dimshuffle(x, 0, "x"), dimshuffle(y, "x", 0))
+
+
+def dimshuffle(x, *pattern) -> Variable:
+    """Theano's ``dimshuffle``: ``x.dimshuffle(1, 0)``, ``x.dimshuffle('x', 0)``."""
+    x = as_tensor_variable(x)
+    if len(pattern) == 1 and isinstance(pattern[0], (list, tuple)):
+        pattern = tuple(pattern[0])
+    if tuple(pattern) == tuple(range(x.ndim)):
+        return x
+    return DimShuffle(x.ndim, tuple(pattern))(x)
+
+
+def transpose(x, axes: Sequence[int] | None = None) -> Variable:
+    """Permutes the dimensions (reverses them by default; ``x.T``)."""
+    x = as_tensor_variable(x)
+    if axes is None:
+        axes = tuple(reversed(range(x.ndim)))
+    axes = tuple(_norm_axis(a, x.ndim, "transpose") for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"transpose: axes {axes} are not a permutation of {x.ndim} dimensions")
+    return dimshuffle(x, *axes)
+
+
+def shape(x) -> Variable:
+    """The shape of `x`, an int64 vector (``x.shape``)."""
+    x = as_tensor_variable(x)
+    return Shape()(x)
+
+
+def _norm_axis(axis, ndim: int, what: str) -> int:
+    if isinstance(axis, Variable) or int(axis) != axis:
+        raise TypeError(f"{what}: axis must be a Python int, got {axis!r}")
+    a = int(axis)
+    if not -ndim <= a < builtins.max(ndim, 1):
+        raise ValueError(f"{what}: axis {a} is out of bounds for rank {ndim}")
+    return a % ndim if ndim else 0
+
+
+def _norm_axes(axis, ndim: int, what: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        axes = tuple(sorted({_norm_axis(a, ndim, what) for a in axis}))
+        if len(axes) != len(axis):
+            raise ValueError(f"{what}: repeated axis in {axis}")
+        return axes
+    return (_norm_axis(axis, ndim, what),)
+
+
+def _keepdims(result: Variable, axes: tuple[int, ...], ndim: int) -> Variable:
+    pattern, k = [], 0
+    for d in range(ndim):
+        if d in axes:
+            pattern.append("x")
+        else:
+            pattern.append(k)
+            k += 1
+    return dimshuffle(result, *pattern)
+
+
+def _reduce(kind: str, x, axis, keepdims: bool, dtype: str | None) -> Variable:
+    x = as_tensor_variable(x)
+    axes = _norm_axes(axis, x.ndim, kind)
+    out = Reduce(kind, axes)(x) if axes else x
+    if dtype is not None:
+        out = _cast(out, check_dtype(dtype, kind))
+    if keepdims:
+        out = _keepdims(out, axes, x.ndim)
+    return out
+
+
+def sum(x, axis=None, dtype: str | None = None, keepdims: bool = False, acc_dtype: str | None = None) -> Variable:  # noqa: A001
+    """Sum over `axis` (all by default); ints and bools sum to int64."""
+    return _reduce("sum", x, axis, keepdims, dtype)
+
+
+def prod(x, axis=None, dtype: str | None = None, keepdims: bool = False, acc_dtype: str | None = None) -> Variable:
+    """Product over `axis`."""
+    return _reduce("prod", x, axis, keepdims, dtype)
+
+
+def max(x, axis=None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """Maximum over `axis` (NaN propagates, as in NumPy)."""
+    return _reduce("max", x, axis, keepdims, None)
+
+
+def min(x, axis=None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """Minimum over `axis`."""
+    return _reduce("min", x, axis, keepdims, None)
+
+
+def all(x, axis=None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """True where every element over `axis` is non-zero."""
+    return _reduce("min", cast(x, "bool"), axis, keepdims, None)
+
+
+def any(x, axis=None, keepdims: bool = False) -> Variable:  # noqa: A001
+    """True where some element over `axis` is non-zero."""
+    return _reduce("max", cast(x, "bool"), axis, keepdims, None)
+
+
+def mean(x, axis=None, dtype: str | None = None, keepdims: bool = False, acc_dtype: str | None = None) -> Variable:
+    """Mean over `axis`; integer inputs give float64."""
+    x = as_tensor_variable(x)
+    axes = _norm_axes(axis, x.ndim, "mean")
+    fdt = x.dtype if is_float(x.dtype) else "float64"
+    total = _reduce("sum", _cast(x, fdt), axes, False, None)
+    dims = shape_of(x)
+    count: Any = 1
+    for d in axes:
+        count = count * dims[d] if isinstance(count, int) and isinstance(dims[d], int) else mul(count, dims[d])
+    if isinstance(count, int):
+        out = true_div(total, constant(float(count), dtype=fdt))
+    else:
+        out = true_div(total, _cast(count, fdt))
+    if dtype is not None:
+        out = _cast(out, check_dtype(dtype, "mean"))
+    if keepdims:
+        out = _keepdims(out, axes, x.ndim)
+    return out
+
+
+def concatenate(tensor_list: Sequence[Any], axis: int = 0) -> Variable:
+    """Joins tensors of equal rank along an existing `axis`."""
+    tensors = [as_tensor_variable(t) for t in tensor_list]
+    if not tensors:
+        raise ValueError("concatenate: needs at least one tensor")
+    if tensors[0].ndim == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated (use stack)")
+    ax = _norm_axis(axis, tensors[0].ndim, "concatenate")
+    if len(tensors) == 1:
+        return tensors[0]
+    return Join(ax)(*tensors)
+
+
+def join(axis: int, *tensors) -> Variable:
+    """Theano's ``join(axis, *tensors)``."""
+    return concatenate(tensors, axis)
+
+
+def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
+    """Joins tensors of equal shape along a new `axis`."""
+    ts = [as_tensor_variable(t) for t in tensors]
+    if not ts:
+        raise ValueError("stack: needs at least one tensor")
+    nd = ts[0].ndim
+    for i, t in enumerate(ts):
+        if t.ndim != nd:
+            raise ValueError(f"stack: tensor #{i} has rank {t.ndim}, tensor #0 has rank {nd}")
+    ax = _norm_axis(axis, nd + 1, "stack")
+    expanded = []
+    for t in ts:
+        pattern = list(range(nd))
+        pattern.insert(ax, "x")
+        expanded.append(dimshuffle(t, *pattern))
+    if len(expanded) == 1:
+        return expanded[0]
+    return Join(ax)(*expanded)
+
+
+def reshape(x, newshape, ndim: int | None = None) -> Variable:
+    """Reshape (one dimension may be -1, as in NumPy)."""
+    x = as_tensor_variable(x)
+    if isinstance(newshape, (int, np.integer)):
+        newshape = (int(newshape),)
+    if isinstance(newshape, Variable):
+        dims = list(dims_from_shape_arg(newshape, "reshape"))
+    else:
+        dims = []
+        for d in newshape:
+            if isinstance(d, Variable):
+                dims.append(d)
+            elif int(d) == -1:
+                dims.append(-1)
+            else:
+                dims.append(dims_from_shape_arg([d], "reshape")[0])
+    if ndim is not None and ndim != len(dims):
+        raise ValueError(f"reshape: ndim={ndim} but the new shape has {len(dims)} entries")
+    if builtins.sum(1 for d in dims if isinstance(d, int) and d == -1) > 1:
+        raise ValueError("reshape: can only specify one unknown dimension (-1)")
+    if -1 in [d for d in dims if isinstance(d, int)]:
+        k = [i for i, d in enumerate(dims) if isinstance(d, int) and d == -1][0]
+        known = [d for i, d in enumerate(dims) if i != k]
+        total: Any = 1
+        for d in shape_of(x):
+            total = total * d if isinstance(total, int) and isinstance(d, int) else mul(total, d)
+        rest: Any = 1
+        for d in known:
+            rest = rest * d if isinstance(rest, int) and isinstance(d, int) else mul(rest, d)
+        if isinstance(total, int) and isinstance(rest, int):
+            if rest == 0 or total % rest:
+                raise ValueError(f"reshape: cannot reshape {x.type.shape} into {tuple(newshape)}")
+            dims[k] = total // rest
+        else:
+            dims[k] = int_div(total, rest)
+    dims = [d if isinstance(d, int) else (_cast(d, "int64") if d.dtype != "int64" else d) for d in dims]
+    for d in dims:
+        if isinstance(d, Variable) and (d.ndim != 0 or not is_int(d.dtype)):
+            raise TypeError(f"reshape: dimensions must be integer scalars, got {d.type}")
+    static = tuple(d if isinstance(d, int) else None for d in dims)
+    return Reshape(static)(x, *[d for d in dims if isinstance(d, Variable)])
+
+
+def flatten(x, ndim: int = 1, outdim: int | None = None) -> Variable:
+    """Collapses the trailing dimensions so the result has `ndim` dimensions."""
+    x = as_tensor_variable(x)
+    ndim = outdim or ndim
+    if not 1 <= ndim <= builtins.max(x.ndim, 1):
+        raise ValueError(f"flatten: ndim={ndim} for a rank-{x.ndim} tensor")
+    dims = list(shape_of(x))
+    keep = dims[: ndim - 1]
+    rest: Any = 1
+    for d in dims[ndim - 1:]:
+        rest = rest * d if isinstance(rest, int) and isinstance(d, int) else mul(rest, d)
+    return reshape(x, keep + [rest])
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+
+def _getitem(x: Variable, key) -> Variable:
+    if x.owner is not None and isinstance(x.owner.op, Shape) and isinstance(key, (int, np.integer)):
+        src = x.owner.inputs[0]
+        d = _norm_axis(key, src.ndim, "shape index")
+        dim = shape_of(src)[d]
+        return constant(dim, dtype="int64") if isinstance(dim, int) else dim
+    idx_list, syms, newaxes = make_index_list(x, key)
+    # Trailing full slices are implicit (x[:] is a Subtensor with no index).
+    while idx_list and idx_list[-1] == ("s", None, None, None):
+        idx_list = idx_list[:-1]
+    out = Subtensor(idx_list)(x, *syms)
+    if newaxes:
+        pattern: list = list(range(out.ndim))
+        for p in newaxes:
+            pattern.insert(p, "x")
+        out = dimshuffle(out, *pattern)
+    return out
+
+
+def _subtensor_parts(x: Variable, what: str):
+    if x.owner is None or not isinstance(x.owner.op, Subtensor):
+        raise TypeError(f"{what}: the first argument must be a subtensor such as x[i] or x[a:b], got {x}")
+    return x.owner.inputs[0], x.owner.op.idx_list, x.owner.inputs[1:]
+
+
+def set_subtensor(x, y) -> Variable:
+    """A copy of the tensor indexed by `x` with the indexed part replaced by `y`.
+
+    ``T.set_subtensor(z[i, j], v)`` is ``z`` with ``z[i, j] = v``.
+    """
+    base, idx_list, syms = _subtensor_parts(x, "set_subtensor")
+    y, = _operands(y)
+    return IncSubtensor(idx_list, True)(base, y, *syms)
+
+
+def inc_subtensor(x, y) -> Variable:
+    """A copy of the tensor indexed by `x` with `y` added to the indexed part."""
+    base, idx_list, syms = _subtensor_parts(x, "inc_subtensor")
+    y, = _operands(y)
+    return IncSubtensor(idx_list, False)(base, y, *syms)
+
+
+# -- Variable methods and operators ----------------------------------------------------------------
+
+
+def _rev(fn):
+    return lambda self, other: fn(other, self)
+
+
+_METHODS = {
+    "__add__": add, "__radd__": _rev(add), "__sub__": sub, "__rsub__": _rev(sub),
+    "__mul__": mul, "__rmul__": _rev(mul), "__truediv__": true_div, "__rtruediv__": _rev(true_div),
+    "__floordiv__": int_div, "__rfloordiv__": _rev(int_div), "__mod__": mod, "__rmod__": _rev(mod),
+    "__pow__": pow, "__rpow__": _rev(pow), "__neg__": neg, "__pos__": lambda self: self,
+    "__abs__": abs, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__and__": and_, "__rand__": _rev(and_), "__or__": or_, "__ror__": _rev(or_),
+    "__xor__": xor, "__rxor__": _rev(xor), "__invert__": invert,
+    "__matmul__": dot, "__rmatmul__": _rev(dot), "__getitem__": _getitem,
+    "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "all": all, "any": any,
+    "astype": cast, "reshape": lambda self, *shape, ndim=None: reshape(
+        self, shape[0] if len(shape) == 1 else shape, ndim),
+    "flatten": flatten, "dimshuffle": dimshuffle, "dot": dot,
+    "transpose": lambda self, *axes: transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (list, tuple)) else (axes or None)),
+    "clip": clip, "exp": exp, "log": log, "sqrt": sqrt, "tanh": tanh, "copy": lambda self: self,
+    "nonzero_values": None,
+}
+_METHODS = {k: v for k, v in _METHODS.items() if v is not None}
+
+for _name, _fn in _METHODS.items():
+    setattr(Variable, _name, _fn)
+
+
+def _setitem(self, key, value):
+    raise TypeError(
+        "symbolic variables are immutable: use T.set_subtensor(x[key], value) "
+        "or T.inc_subtensor(x[key], value)"
+    )
+
+
+Variable.__setitem__ = _setitem
+Variable.T = property(lambda self: transpose(self))
+Variable.shape = property(shape)  # type: ignore[assignment]
+Variable.size = property(lambda self: prod(shape(self)) if self.ndim else constant(1, dtype="int64"))
+
+
+# -- namespaces -------------------------------------------------------------------------------------
+
+
+def softmax(x) -> Variable:
+    """Row-wise softmax of a vector or matrix."""
+    x = as_tensor_variable(x)
+    axis = x.ndim - 1
+    e = exp(x - max(x, axis=axis, keepdims=True))
+    return e / sum(e, axis=axis, keepdims=True)
+
+
+def relu(x, alpha=0) -> Variable:
+    """``maximum(x, alpha * x)``."""
+    x = as_tensor_variable(x)
+    return maximum(x, 0) if alpha == 0 else maximum(x, mul(alpha, x))
+
+
+nnet = types.ModuleType("mlir_scan.tensor.nnet", "Theano's ``T.nnet``: sigmoid, softplus, softmax, relu.")
+nnet.sigmoid, nnet.softplus, nnet.softmax, nnet.relu = sigmoid, softplus, softmax, relu
+
+from . import random as shared_randomstreams  # noqa: E402  (``T.shared_randomstreams.RandomStreams``)
+
+# ``from mlir_scan.tensor.nnet import sigmoid`` and
+# ``from mlir_scan.tensor.shared_randomstreams import RandomStreams`` work as in Theano.
+sys.modules.setdefault("mlir_scan.tensor.nnet", nnet)
+sys.modules.setdefault("mlir_scan.tensor.shared_randomstreams", shared_randomstreams)
