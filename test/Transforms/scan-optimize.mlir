@@ -14,8 +14,7 @@
 // matmul-shaped linalg.generic before the loop (rows x units, reduction over
 // the inputs), + b is applied to all rows before the loop too; the body only
 // has W·h_{t-1} (its fill and vecmat), the add and tanh, and reads only W.
-// (With the association (W·h + U·x) + b the bias add stays in the body:
-// see scan-optimize-rnn-bias.mlir.)
+// (@elman_formula_order below: the same with (W·h + U·x) + b.)
 // CHECK-LABEL: func.func @elman_rnn
 // CHECK:         %[[XS:.*]] = tensor.extract_slice %arg0
 // CHECK:         %[[UX:.*]] = linalg.generic {indexing_maps = [#[[$X]], #[[$M]], #[[$Y]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XS]], %arg3 : tensor<?x3xf32>, tensor<3x4xf32>)
@@ -50,6 +49,40 @@ func.func @elman_rnn(%xs: tensor<?x3xf32>, %h0: tensor<4xf32>, %W: tensor<4x4xf3
     %wh = linalg.vecmat ins(%h, %w : tensor<4xf32>, tensor<4x4xf32>) outs(%f : tensor<4xf32>) -> tensor<4xf32>
     %s = arith.addf %uxb, %wh : tensor<4xf32>
     %t = math.tanh %s : tensor<4xf32>
+    scan.yield %t : tensor<4xf32>
+  } -> (tensor<?x4xf32>)
+  return %r : tensor<?x4xf32>
+}
+
+// The Elman RNN in the order of the formula, tanh((W·h + U·x) + b): the bias
+// is added to a recurrent value; scan-reassociate-adds regroups the sum as
+// W·h + (U·x + b), and the same effect follows: U·x for all t is one
+// matmul-shaped op, + b for all rows too, both before the loop.
+// CHECK-LABEL: func.func @elman_formula_order
+// CHECK:         %[[UX:.*]] = linalg.generic {indexing_maps = [#[[$X]], #[[$M]], #[[$Y]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %arg3 : tensor<?x3xf32>, tensor<3x4xf32>)
+// CHECK:         %[[UXB:.*]] = linalg.generic {{.*}} ins(%[[UX]], %arg4 : tensor<?x4xf32>, tensor<4xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         scan.scan steps(%{{.*}})
+// CHECK-NEXT:      sequences(%[[UXB]] : tensor<?x4xf32>)
+// CHECK-NEXT:      sitsot(%arg1 : tensor<4xf32>)
+// CHECK-NEXT:      nonsequences(%arg2 : tensor<4x4xf32>) {
+// CHECK:           linalg.vecmat
+// CHECK-NEXT:      arith.addf
+// CHECK-NEXT:      math.tanh
+// CHECK-NEXT:      scan.yield
+func.func @elman_formula_order(%xs: tensor<?x3xf32>, %h0: tensor<4xf32>, %W: tensor<4x4xf32>, %U: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?x3xf32>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x3xf32>) sitsot(%h0 : tensor<4xf32>) nonsequences(%W, %U, %b : tensor<4x4xf32>, tensor<3x4xf32>, tensor<4xf32>) {
+  ^bb0(%x: tensor<3xf32>, %h: tensor<4xf32>, %w: tensor<4x4xf32>, %u: tensor<3x4xf32>, %bb: tensor<4xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %wh = linalg.vecmat ins(%h, %w : tensor<4xf32>, tensor<4x4xf32>) outs(%f : tensor<4xf32>) -> tensor<4xf32>
+    %ux = linalg.vecmat ins(%x, %u : tensor<3xf32>, tensor<3x4xf32>) outs(%f : tensor<4xf32>) -> tensor<4xf32>
+    %s = arith.addf %wh, %ux : tensor<4xf32>
+    %sb = arith.addf %s, %bb : tensor<4xf32>
+    %t = math.tanh %sb : tensor<4xf32>
     scan.yield %t : tensor<4xf32>
   } -> (tensor<?x4xf32>)
   return %r : tensor<?x4xf32>

@@ -45,6 +45,7 @@ TRANSFORMS = Path(__file__).resolve().parents[1] / "Transforms"
 #: The rewrite passes, by flag (scan-optimize is also optimize=True).
 PASSES = (
     "scan-remove-unused",
+    "scan-reassociate-adds",
     "scan-push-out-non-seq",
     "scan-push-out-seq",
     "scan-push-out-output",
@@ -190,9 +191,12 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "two_scans_one_sequence": [(f64(5), 1.0)],
         "two_identical_maps": [(f64(5),)],
         "nothing_to_do": [(np.array([1.0, 4.0, 7.0, 0.5]), 1.0), (np.array([0.1, 0.2]), 0.5)],
-    }),
-    "scan-optimize-rnn-bias.mlir": ("scan-optimize", {
         "elman_formula_order": [(f32(6, 3), f32(4), f32(4, 4), f32(3, 4), f32(4))],
+    }),
+    "scan-reassociate-adds.mlir": ("scan-reassociate-adds", {
+        "rnn_bias": [(f32(5, 4), f32(4), f32(4), 5), (f32(6, 4), f32(4), f32(4), 3)],
+        "ints": [(ints(5), I64(1), I64(3), 5)],
+        "kept": [(f64(4), 0.5, -0.5, 4)],
     }),
 }
 
