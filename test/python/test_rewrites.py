@@ -608,3 +608,36 @@ def test_random_programs(seed: int):
         except Exception as exc:  # pragma: no cover - reported with the program
             raise AssertionError(f"[{name}] {exc!r}\n{note}") from exc
         assert_same(actual, expected, f"[{name}] {note}")
+
+
+# ---------------------------------------------------------------------------
+# Known bugs found by the random programs outside the rewrites.
+# ---------------------------------------------------------------------------
+
+SHARED_FILL = """
+func.func @f(%n: index, %a: tensor<3xf32>, %b: tensor<3xf32>, %M: tensor<3x3xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>) {
+  %r0, %r1 = scan.scan steps(%n) sitsot(%a, %b : tensor<3xf32>, tensor<3xf32>) nonsequences(%M : tensor<3x3xf32>) {
+  ^bb0(%x: tensor<3xf32>, %y: tensor<3xf32>, %m: tensor<3x3xf32>):
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<3xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+    %v = linalg.vecmat ins(%x, %m : tensor<3xf32>, tensor<3x3xf32>) outs(%f : tensor<3xf32>) -> tensor<3xf32>
+    %w = linalg.vecmat ins(%y, %m : tensor<3xf32>, tensor<3x3xf32>) outs(%f : tensor<3xf32>) -> tensor<3xf32>
+    scan.yield %v, %w : tensor<3xf32>, tensor<3xf32>
+  } -> (tensor<?x3xf32>, tensor<?x3xf32>)
+  return %r0, %r1 : tensor<?x3xf32>, tensor<?x3xf32>
+}
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "lowering bug (not a rewrite): two contractions into one shared fill destination, each "
+    "yielded as a state. After scan-bufferize the fill and the second vecmat write in place "
+    "into row t of output 0, output 0's row is then overwritten by the first vecmat's result "
+    "and only then copied into output 1: output 1 gets the first state's rows, with or "
+    "without the rewrites. Found by the random programs (seed 1043)."))
+@pytest.mark.parametrize("optimize", [False, True])
+def test_known_bug_shared_fill_destination(optimize):
+    args = (3, f32(3), f32(3), f32(3, 3))
+    expected = reference.run(SHARED_FILL, "f", *args)
+    assert_same(mlir_scan.compile(SHARED_FILL, optimize=optimize).f(*args), expected, "shared fill")
