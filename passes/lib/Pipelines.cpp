@@ -16,8 +16,10 @@ namespace {
 
 /// Tensor-level scf loops -> in-place buffers (SPEC §3, measured recipe).
 constexpr llvm::StringLiteral kBufferize =
-    "func.func(convert-elementwise-to-linalg,scan-fresh-elementwise-inits),"
+    "func.func(convert-elementwise-to-linalg),"
     "canonicalize,cse,"
+    // After CSE, which would merge the destinations this makes private.
+    "func.func(scan-fresh-elementwise-inits),"
     "eliminate-empty-tensors,"
     "empty-tensor-to-alloc-tensor,"
     "one-shot-bufferize{bufferize-function-boundaries "

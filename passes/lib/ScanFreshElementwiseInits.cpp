@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -38,10 +39,44 @@ bool reusable(Value init, Operation *user) {
          llvm::all_of(init.getUsers(), [&](Operation *u) { return u == user; });
 }
 
+/// Gives every destination-style op its own copy of a shared
+/// `tensor.empty` (or `linalg.fill` of one) destination. Shared, one of them
+/// would be turned into an output row by eliminate-empty-tensors and the
+/// others would write the same row.
+void privatizeDestinations(Operation *root, RewriterBase &rewriter) {
+  SmallVector<DestinationStyleOpInterface> users;
+  root->walk([&](DestinationStyleOpInterface dps) {
+    if (dps.hasPureTensorSemantics())
+      users.push_back(dps);
+  });
+  for (DestinationStyleOpInterface dps : users)
+    for (OpOperand &init : dps.getDpsInitsMutable()) {
+      Value shared = init.get();
+      unsigned destinationUsers = llvm::count_if(shared.getUses(), [](OpOperand &use) {
+        auto user = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+        return user && user.isDpsInit(&use);
+      });
+      if (destinationUsers < 2)
+        continue;
+      auto fill = shared.getDefiningOp<linalg::FillOp>();
+      auto empty = fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()
+                        : shared.getDefiningOp<tensor::EmptyOp>();
+      if (!empty)
+        continue;
+      rewriter.setInsertionPoint(dps);
+      IRMapping mapping;
+      Value fresh = rewriter.clone(*empty, mapping)->getResult(0);
+      if (fill)
+        fresh = rewriter.clone(*fill, mapping)->getResult(0);
+      rewriter.modifyOpInPlace(dps, [&] { init.set(fresh); });
+    }
+}
+
 struct ScanFreshElementwiseInitsPass
     : scan::impl::ScanFreshElementwiseInitsBase<ScanFreshElementwiseInitsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
+    privatizeDestinations(getOperation(), rewriter);
     getOperation().walk([&](linalg::GenericOp op) {
       if (!op.hasPureTensorSemantics() ||
           op.getNumParallelLoops() != op.getNumLoops())

@@ -53,8 +53,9 @@ STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
 _OPTIMIZE = "scan-optimize"
 _TO_SCF = "convert-scan-to-scf,canonicalize,cse"
 _BUFFERIZE = (
-    "func.func(convert-elementwise-to-linalg,scan-fresh-elementwise-inits),canonicalize,cse,"
-    "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+    # CSE would merge the destinations scan-fresh-elementwise-inits makes private.
+    "func.func(convert-elementwise-to-linalg),canonicalize,cse,"
+    "func.func(scan-fresh-elementwise-inits),eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,cse,canonicalize,scan-own-public-results,"

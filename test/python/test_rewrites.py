@@ -630,14 +630,10 @@ func.func @f(%n: index, %a: tensor<3xf32>, %b: tensor<3xf32>, %M: tensor<3x3xf32
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "lowering bug (not a rewrite): two contractions into one shared fill destination, each "
-    "yielded as a state. After scan-bufferize the fill and the second vecmat write in place "
-    "into row t of output 0, output 0's row is then overwritten by the first vecmat's result "
-    "and only then copied into output 1: output 1 gets the first state's rows, with or "
-    "without the rewrites. Found by the random programs (seed 1043)."))
+# Regression: two contractions into one shared fill destination, each yielded
+# as a state, used to write the same output row (random programs, seed 1043).
 @pytest.mark.parametrize("optimize", [False, True])
-def test_known_bug_shared_fill_destination(optimize):
+def test_shared_fill_destination(optimize):
     args = (3, f32(3), f32(3), f32(3, 3))
     expected = reference.run(SHARED_FILL, "f", *args)
     assert_same(mlir_scan.compile(SHARED_FILL, optimize=optimize).f(*args), expected, "shared fill")

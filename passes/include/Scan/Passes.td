@@ -382,6 +382,11 @@ def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::fu
     turns into the scan's output row: the step writes its result in place.
     A destination that is an intermediate used only by this op (the result
     of another destination-style op) is kept: writing over it is free.
+
+    First, every destination-style op gets its own copy of a `tensor.empty`
+    (or `linalg.fill` of one) destination that several ops share: shared,
+    one copy would become an output row and the other ops would write that
+    same row.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
   let statistics = [
