@@ -454,15 +454,18 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
   rewriter.setInsertionPoint(yield);
 
   // ... then every row is written, last.
+  struct RowWrite {
+    Value row, buffer, index;
+  };
+  SmallVector<RowWrite> writes;
   unsigned y = 0;
   for (auto [i, plan] : llvm::enumerate(mitmots))
     for (int64_t k : op.getMitMotOutTapsAt(i))
-      writeBufferRow(rewriter, loc, yielded[y++], plan.buffer,
-                     plus(t, k - plan.lo));
+      writes.push_back({yielded[y++], plan.buffer, plus(t, k - plan.lo)});
   SmallVector<Value> next(regs.begin(), regs.end());
   for (const OutputPlan &plan : plans) {
     Value row = yielded[y++];
-    writeBufferRow(rewriter, loc, row, plan.buffer, slotOf(plan, t));
+    writes.push_back({row, plan.buffer, slotOf(plan, t)});
     if (plan.scalarState) {
       // Shift register: x[t-K+1 .. t].
       for (int64_t j = 0; j + 1 < plan.initRows; ++j)
@@ -470,6 +473,41 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
       next[plan.firstReg + plan.initRows - 1] = row;
     }
   }
+
+  // Order of the writes. `eliminate-empty-tensors` gives the `tensor.empty`
+  // at the root of a yielded row's destination chain the memory of the first
+  // row written from that chain. When a yielded tensor `s` is also an
+  // operand of another op of the body, it may lie in the chain of another
+  // yielded row `y` (e.g. `y = tanh(s)` computed into `s`'s destination):
+  // written first, `y`'s row would then hold `s` and be overwritten by `y`
+  // before `s` itself is copied out (one-shot-bufferize does not see the
+  // write to a memref destination). So such rows are written first, in the
+  // order their values are defined: each then gets the empty tensor of its
+  // own chain.
+  Block *block = yield->getBlock();
+  DenseMap<Operation *, unsigned> position;
+  for (auto [idx, o] : llvm::enumerate(*block))
+    position[&o] = idx;
+  auto readElsewhere = [&](Value v) {
+    return isa<RankedTensorType>(v.getType()) &&
+           llvm::any_of(v.getUsers(),
+                        [&](Operation *user) { return user != yield; });
+  };
+  auto definedAt = [&](Value v) -> int64_t {
+    Operation *def = v.getDefiningOp();
+    return def && def->getBlock() == block ? position[def] : -1;
+  };
+  auto rank = [&](const RowWrite &w) -> std::pair<int, int64_t> {
+    if (readElsewhere(w.row))
+      return {0, definedAt(w.row)};
+    return {1, 0};
+  };
+  std::stable_sort(writes.begin(), writes.end(),
+                   [&](const RowWrite &a, const RowWrite &b) {
+                     return rank(a) < rank(b);
+                   });
+  for (const RowWrite &w : writes)
+    writeBufferRow(rewriter, loc, w.row, w.buffer, w.index);
   stop = op.getUntil() ? yielded[y] : Value();
   rewriter.eraseOp(yield);
   return next;
@@ -479,8 +517,17 @@ Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
   Type resultType = op.getResult(plan.result).getType();
   Value buffer = bufferAsTensor(rewriter, loc, plan.buffer);
   if (plan.keep == 0) {
-    if (!op.getUntil() && buffer.getType() == resultType)
+    // Without `until` every row of the buffer is a result row; with the
+    // constant n_steps 0 there are no rows at all. Only a cast then: a
+    // slice at offset 0 of a buffer that canonicalization later gives the
+    // static size 0 becomes (memref.cast folded into memref.subview) a
+    // subview that the memref verifier rejects ("offset 0 is
+    // out-of-bounds: 0 >= 0").
+    if (!op.getUntil() || op.getStaticNumSteps() == 0) {
+      if (buffer.getType() != resultType)
+        buffer = tensor::CastOp::create(rewriter, loc, resultType, buffer);
       return buffer;
+    }
     return leadingRows(rewriter, loc, buffer, stepsRun, resultType);
   }
 

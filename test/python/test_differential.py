@@ -1,0 +1,976 @@
+"""Differential tests: random scan programs, compiled vs. the reference interpreter.
+
+Hypothesis generates random ``scan.scan`` programs as MLIR text together with
+their arguments; each program runs natively through ``mlir_scan.compile`` (the
+whole CPU pipeline and the JIT) and through ``mlir_scan.reference.run`` (the
+pure-NumPy interpreter of SPEC §4, the oracle). Results must agree exactly for
+integers and booleans, and within a tight tolerance for floats (see
+``assert_same``). Inputs must be unchanged after the native call.
+
+The generator (section "Program generator") is a tiny MLIR text builder, one
+function per kind of scan variable: sequences (1-3, any taps, default tap),
+mitmot (in/out taps, overlapping and empty in taps), mitsot, sitsot (scalar and
+tensor rows), nitsot (also ``i1`` rows of comparisons), non-sequences (scalars,
+tensors, matrices for contractions), ``go_backwards``, ``until`` (a value
+crossing a threshold, or a step counter), ``keep`` on every non-mitmot output
+(0, 1, 2, more rows than exist), static/dynamic leading dims, static and
+dynamic ``n_steps`` (0 and 1 included), ``f32``/``f64``/``i32``/``i64``
+elements, arith/math/linalg bodies and nested scans. Every generated program
+is parsed and verified before it is run: a generator bug fails as
+``GENERATOR BUG``, never as a compiler mismatch.
+
+The native side runs in a persistent worker subprocess (``_Worker``), so an
+LLVM assertion or a segfault in the compiler fails one test with the program
+that caused it instead of killing pytest.
+
+Cases run (derandomized, so the same programs every run):
+
+* ``test_random_programs``: 320 random programs (every kind, nested scans);
+* targeted: taps 50, keep 50, until 50, mitmot 50, go_backwards 40,
+  nested 40, n_steps 0/1 30 programs;
+* 11 hand-written regression / error-path / argument-checking tests.
+
+That is about 630 compiled programs; the file runs in about 90 s on the
+2-core CI machine.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mlir_scan
+from mlir import ir
+from mlir_scan import reference
+
+# --------------------------------------------------------------------------- #
+# Types
+# --------------------------------------------------------------------------- #
+
+ELEMS = ("f32", "f64", "i32", "i64")
+DIMS = (2, 3, 4)
+NP_DTYPES = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "i32": np.int32,
+    "i64": np.int64,
+    "i1": np.bool_,
+    "index": np.int64,
+}
+
+
+@dataclass(frozen=True)
+class Ty:
+    """A scalar (`shape == ()`) or a ranked tensor type; `None` dims are `?`."""
+
+    elem: str
+    shape: tuple = ()
+
+    @property
+    def text(self) -> str:
+        if not self.shape:
+            return self.elem
+        dims = "x".join("?" if d is None else str(d) for d in self.shape)
+        return f"tensor<{dims}x{self.elem}>"
+
+    @property
+    def is_float(self) -> bool:
+        return self.elem.startswith("f")
+
+    @property
+    def is_int(self) -> bool:
+        return self.elem in ("i32", "i64")
+
+    def stacked(self, lead: int | None) -> "Ty":
+        """`tensor<lead x S>` for this row type S."""
+        return Ty(self.elem, (lead, *self.shape))
+
+    def row(self) -> "Ty":
+        """The row type of a stacked tensor type."""
+        return Ty(self.elem, tuple(self.shape[1:]))
+
+
+def np_dtype(elem: str) -> np.dtype:
+    return np.dtype(NP_DTYPES[elem])
+
+
+# --------------------------------------------------------------------------- #
+# Program generator: a tiny MLIR text builder
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Config:
+    """What the generator may produce (the targeted tests narrow it)."""
+
+    n_values: tuple = (0, 1, 2, 3, 4, 5, 6)
+    n_static: tuple = (False, True)
+    n_seq: tuple = (0, 3)  # inclusive range
+    n_mitmot: tuple = (0, 1)
+    n_mitsot: tuple = (0, 2)
+    n_sitsot: tuple = (0, 2)
+    n_nitsot: tuple = (0, 2)
+    until: tuple = (False, False, True)
+    go_backwards: tuple = (False, True)
+    keep_pct: int = 15  # chance that an output gets keep > 0
+    nested_pct: int = 25  # chance that a tensor value is made by a nested scan
+    depth: int = 2  # expression depth of the yields
+    elems: tuple = ELEMS
+    row_ranks: tuple = (0, 0, 1, 1, 2)
+
+
+@dataclass
+class Arg:
+    """A function argument and how to make its value."""
+
+    name: str
+    ty: Ty
+    role: str = "value"  # value | matrix:<N> | threshold | limit | counter | n
+    shape: tuple = ()  # concrete shape (for tensors)
+    value: Any = None  # fixed value (n_steps, counters)
+
+
+@dataclass
+class Case:
+    source: str
+    func: str
+    args: tuple
+    note: str = ""
+
+    def __repr__(self) -> str:
+        args = "\n".join(f"  arg #{i}: {a!r}" for i, a in enumerate(self.args))
+        return f"--- {self.note}\n{self.source}\n--- arguments:\n{args}"
+
+
+class Gen:
+    """Random choices (through hypothesis `draw`) and fresh SSA names."""
+
+    def __init__(self, draw, cfg: Config):
+        self.draw = draw
+        self.cfg = cfg
+        self.counter = 0
+        self.args: list[Arg] = []
+        self.notes: list[str] = []
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"%{prefix}{self.counter}"
+
+    def choice(self, seq):
+        seq = list(seq)
+        return seq[self.draw(st.integers(0, len(seq) - 1))]
+
+    def pct(self, p: int) -> bool:
+        return self.draw(st.integers(0, 99)) < p
+
+    def int_in(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    def weighted(self, options: list[tuple[str, int]]) -> str:
+        options = [(k, w) for k, w in options if w > 0]
+        total = sum(w for _, w in options)
+        x = self.draw(st.integers(0, total - 1))
+        for k, w in options:
+            if x < w:
+                return k
+            x -= w
+        raise AssertionError
+
+    def taps(self, lo: int, hi: int, min_len: int, max_len: int) -> list[int]:
+        """A strictly increasing list of distinct taps in [lo, hi]."""
+        pool = list(range(lo, hi + 1))
+        size = self.int_in(min_len, min(max_len, len(pool)))
+        chosen = self.draw(
+            st.lists(st.sampled_from(pool), min_size=size, max_size=size, unique=True)
+        )
+        return sorted(chosen)
+
+    def row_type(self, elems=None, ranks=None) -> Ty:
+        elem = self.choice(elems or self.cfg.elems)
+        rank = self.choice(ranks if ranks is not None else self.cfg.row_ranks)
+        return Ty(elem, tuple(self.choice(DIMS) for _ in range(rank)))
+
+    def new_arg(self, ty: Ty, role: str = "value", shape: tuple = (), value=None) -> str:
+        name = self.fresh("arg")
+        if not shape and ty.shape:
+            shape = ty.shape
+        self.args.append(Arg(name, ty, role, shape, value))
+        return name
+
+
+class Body:
+    """The ops of one region, and the values (`pool`) they may use."""
+
+    def __init__(self, gen: Gen, parent: "Body | None" = None, scan: "ScanPlan | None" = None,
+                 nesting: int = 0):
+        self.gen = gen
+        self.parent = parent
+        self.scan = scan
+        self.nesting = nesting
+        self.lines: list[str] = []
+        self.pool: list[tuple[str, Ty]] = []
+
+    def emit(self, rhs: str, ty: Ty | None = None, pool: bool = True, prefix: str = "v") -> str:
+        name = self.gen.fresh(prefix)
+        self.lines.append(f"{name} = {rhs}")
+        if ty is not None and pool:
+            self.pool.append((name, ty))
+        return name
+
+    def of_type(self, ty: Ty) -> list[str]:
+        return [n for n, t in self.pool if t == ty]
+
+    def external(self, ty: Ty, role: str = "value") -> str:
+        """A value of type `ty` from outside: a function argument, or a new
+        non-sequence of the enclosing scan (taken from the parent's values)."""
+        if self.scan is None:
+            return self.gen.new_arg(ty, role)
+        outer = self.parent.of_type(ty)
+        if outer and role == "value" and self.gen.pct(60):
+            source = self.gen.choice(outer)
+        else:
+            source = self.parent.external(ty, role)
+        arg = self.gen.fresh("ns")
+        self.scan.nonseqs.append((source, ty, arg))
+        self.pool.append((arg, ty))
+        return arg
+
+    def index(self, i: int) -> str:
+        return self.emit(f"arith.constant {i} : index", pool=False, prefix="c")
+
+
+def float_literal(x: float) -> str:
+    return repr(float(x))
+
+
+def const(body: Body, ty: Ty) -> str:
+    """An `arith.constant` of type `ty` (dyadic floats: exact in f32)."""
+    g = body.gen
+    if ty.elem == "i1":
+        vals = [g.choice(["true", "false"])]
+    elif ty.is_float:
+        vals = [float_literal(g.int_in(-8, 8) / 8) for _ in range(1)]
+    else:
+        vals = [str(g.int_in(-5, 5))]
+    if not ty.shape:
+        if ty.elem == "i1":
+            return body.emit(f"arith.constant {vals[0]}", ty)
+        return body.emit(f"arith.constant {vals[0]} : {ty.text}", ty)
+    if g.pct(50):  # splat
+        return body.emit(f"arith.constant dense<{vals[0]}> : {ty.text}", ty)
+    count = int(np.prod(ty.shape))
+    if ty.elem == "i1":
+        flat = [g.choice(["true", "false"]) for _ in range(count)]
+    elif ty.is_float:
+        flat = [float_literal(g.int_in(-8, 8) / 8) for _ in range(count)]
+    else:
+        flat = [str(g.int_in(-5, 5)) for _ in range(count)]
+    return body.emit(f"arith.constant dense<{nest_list(flat, ty.shape)}> : {ty.text}", ty)
+
+
+def nest_list(flat: list[str], shape: tuple) -> str:
+    if len(shape) == 1:
+        return "[" + ", ".join(flat) + "]"
+    step = len(flat) // shape[0]
+    return "[" + ", ".join(nest_list(flat[i * step:(i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
+
+
+FLOAT_BIN = ("arith.addf", "arith.subf", "arith.mulf", "arith.maximumf", "arith.minimumf",
+             "arith.maxnumf")
+INT_BIN = ("arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi",
+           "arith.xori")
+FLOAT_PRED = ("olt", "ogt", "ole", "oge", "one", "oeq", "ult", "ugt")
+INT_PRED = ("slt", "sgt", "sle", "sge", "eq", "ne", "ult", "ugt")
+
+
+def i1_like(ty: Ty) -> Ty:
+    return Ty("i1", ty.shape)
+
+
+def value(body: Body, ty: Ty, depth: int) -> str:
+    """A value of type `ty` computed in `body` (an expression of depth <= `depth`)."""
+    g = body.gen
+    have = body.of_type(ty)
+    tensors_of_elem = [(n, t) for n, t in body.pool if t.elem == ty.elem and t.shape
+                       and None not in t.shape]
+    leaf = depth <= 0
+    options = [
+        ("pool", 12 if have else 0),
+        ("const", 2),
+        ("ext", 1 if ty.elem != "i1" else 0),
+        ("extract", 3 if not ty.shape and tensors_of_elem else 0),
+        ("fill", 1 if ty.shape and leaf else 0),
+    ]
+    if not leaf:
+        is_num = ty.elem != "i1"
+        options += [
+            ("bin", 6 if is_num else 0),
+            ("logic", 2 if ty.elem == "i1" else 0),
+            ("cmp", 6 if ty.elem == "i1" else 0),
+            ("select", 2),
+            ("tanh", 2 if ty.is_float else 0),
+            ("fill", 2 if ty.shape else 0),
+            ("dot", 2 if (not ty.shape and is_num) else 0),
+            ("matvec", 3 if len(ty.shape) == 1 and is_num else 0),
+            ("vecmat", 2 if len(ty.shape) == 1 and is_num else 0),
+            ("matmul", 3 if len(ty.shape) == 2 and is_num else 0),
+            ("sitofp", 1 if ty.is_float else 0),
+            ("nested", 5 if (ty.shape and is_num and body.nesting < 1
+                             and g.pct(g.cfg.nested_pct)) else 0),
+        ]
+    kind = g.weighted(options)
+    d = depth - 1
+    if kind == "pool":
+        return g.choice(have)
+    if kind == "const":
+        return const(body, ty)
+    if kind == "ext":
+        return body.external(ty)
+    if kind == "extract":
+        name, t = g.choice(tensors_of_elem)
+        idx = [body.index(g.int_in(0, dim - 1)) for dim in t.shape]
+        return body.emit(f"tensor.extract {name}[{', '.join(idx)}] : {t.text}", ty)
+    if kind == "fill":
+        scalar = value(body, Ty(ty.elem), d)
+        empty = body.emit(f"tensor.empty() : {ty.text}", pool=False, prefix="e")
+        return body.emit(
+            f"linalg.fill ins({scalar} : {ty.elem}) outs({empty} : {ty.text}) -> {ty.text}", ty)
+    if kind == "bin":
+        op = g.choice(FLOAT_BIN if ty.is_float else INT_BIN)
+        a, b = value(body, ty, d), value(body, ty, d)
+        return body.emit(f"{op} {a}, {b} : {ty.text}", ty)
+    if kind == "logic":
+        op = g.choice(("arith.andi", "arith.ori", "arith.xori"))
+        a, b = value(body, ty, d), value(body, ty, d)
+        return body.emit(f"{op} {a}, {b} : {ty.text}", ty)
+    if kind == "cmp":
+        src = Ty(g.choice(g.cfg.elems), ty.shape)
+        a, b = value(body, src, d), value(body, src, d)
+        if src.is_float:
+            return body.emit(f"arith.cmpf {g.choice(FLOAT_PRED)}, {a}, {b} : {src.text}", ty)
+        return body.emit(f"arith.cmpi {g.choice(INT_PRED)}, {a}, {b} : {src.text}", ty)
+    if kind == "select":
+        scalar_cond = not ty.shape or g.pct(40)
+        cond = value(body, Ty("i1") if scalar_cond else i1_like(ty), d)
+        a, b = value(body, ty, d), value(body, ty, d)
+        if scalar_cond:
+            return body.emit(f"arith.select {cond}, {a}, {b} : {ty.text}", ty)
+        return body.emit(f"arith.select {cond}, {a}, {b} : {i1_like(ty).text}, {ty.text}", ty)
+    if kind == "tanh":
+        return body.emit(f"math.tanh {value(body, ty, d)} : {ty.text}", ty)
+    if kind == "sitofp":
+        src = Ty(g.choice(("i32", "i64")), ty.shape)
+        a = value(body, src, d)
+        f = body.emit(f"arith.sitofp {a} : {src.text} to {ty.text}", pool=False)
+        # Scale into [-1, 1] by an exact power of two.
+        scale = float_literal(2.0 ** -(31 if src.elem == "i32" else 63))
+        if ty.shape:
+            c = body.emit(f"arith.constant dense<{scale}> : {ty.text}", pool=False, prefix="c")
+        else:
+            c = body.emit(f"arith.constant {scale} : {ty.text}", pool=False, prefix="c")
+        return body.emit(f"arith.mulf {f}, {c} : {ty.text}", ty)
+    if kind in ("dot", "matvec", "vecmat", "matmul"):
+        return contraction(body, kind, ty, d)
+    if kind == "nested":
+        return nested_scan(body, ty, d)
+    raise AssertionError(kind)
+
+
+def zero_filled(body: Body, ty: Ty) -> str:
+    """`linalg.fill` of zeros into a `tensor.empty` (a contraction destination)."""
+    zero = "0.0" if ty.is_float else "0"
+    z = body.emit(f"arith.constant {zero} : {ty.elem}", pool=False, prefix="z")
+    e = body.emit(f"tensor.empty() : {ty.text}", pool=False, prefix="e")
+    return body.emit(f"linalg.fill ins({z} : {ty.elem}) outs({e} : {ty.text}) -> {ty.text}",
+                     pool=False, prefix="f")
+
+
+def matrix(body: Body, elem: str, rows: int, cols: int, contracted: int) -> str:
+    """A matrix operand: an existing one, or a new non-sequence scaled by 1/contracted."""
+    ty = Ty(elem, (rows, cols))
+    have = body.of_type(ty)
+    if have and body.gen.pct(50):
+        return body.gen.choice(have)
+    return body.external(ty, f"matrix:{contracted}")
+
+
+def contraction(body: Body, kind: str, ty: Ty, d: int) -> str:
+    g = body.gen
+    elem = ty.elem
+
+    def pick_dim(rank: int) -> int:
+        dims = [t.shape[0] for _, t in body.pool if t.elem == elem and len(t.shape) == rank
+                and None not in t.shape]
+        return g.choice(dims) if dims and g.pct(70) else g.choice(DIMS)
+
+    if kind == "dot":
+        n = pick_dim(1)
+        vt = Ty(elem, (n,))
+        a, b = value(body, vt, d), value(body, vt, d)
+        r0 = f"tensor<{elem}>"
+        zero = "0.0" if ty.is_float else "0"
+        zc = body.emit(f"arith.constant {zero} : {elem}", pool=False, prefix="z")
+        e = body.emit(f"tensor.empty() : {r0}", pool=False, prefix="e")
+        f = body.emit(f"linalg.fill ins({zc} : {elem}) outs({e} : {r0}) -> {r0}", pool=False,
+                      prefix="f")
+        r = body.emit(f"linalg.dot ins({a}, {b} : {vt.text}, {vt.text}) outs({f} : {r0}) -> {r0}",
+                      pool=False)
+        return body.emit(f"tensor.extract {r}[] : {r0}", ty)
+    if kind == "matvec":
+        m = ty.shape[0]
+        n = pick_dim(1)
+        A = matrix(body, elem, m, n, n)
+        x = value(body, Ty(elem, (n,)), d)
+        f = zero_filled(body, ty)
+        return body.emit(
+            f"linalg.matvec ins({A}, {x} : tensor<{m}x{n}x{elem}>, tensor<{n}x{elem}>) "
+            f"outs({f} : {ty.text}) -> {ty.text}", ty)
+    if kind == "vecmat":
+        n = ty.shape[0]
+        m = pick_dim(1)
+        x = value(body, Ty(elem, (m,)), d)
+        A = matrix(body, elem, m, n, m)
+        f = zero_filled(body, ty)
+        return body.emit(
+            f"linalg.vecmat ins({x}, {A} : tensor<{m}x{elem}>, tensor<{m}x{n}x{elem}>) "
+            f"outs({f} : {ty.text}) -> {ty.text}", ty)
+    if kind == "matmul":
+        m, n = ty.shape
+        k = g.choice(DIMS)
+        if g.pct(50):
+            a = value(body, Ty(elem, (m, k)), d)
+            b = matrix(body, elem, k, n, k)
+        else:
+            a = matrix(body, elem, m, k, k)
+            b = value(body, Ty(elem, (k, n)), d)
+        f = zero_filled(body, ty)
+        return body.emit(
+            f"linalg.matmul ins({a}, {b} : tensor<{m}x{k}x{elem}>, tensor<{k}x{n}x{elem}>) "
+            f"outs({f} : {ty.text}) -> {ty.text}", ty)
+    raise AssertionError(kind)
+
+
+def bounded(body: Body, name: str, ty: Ty) -> str:
+    """Recurrent float values go through tanh so they stay in [-1, 1]."""
+    if not ty.is_float:
+        return name
+    return body.emit(f"math.tanh {name} : {ty.text}", ty)
+
+
+def state_yield(body: Body, ty: Ty, prev: list[str], depth: int) -> str:
+    """The next row of a recurrent output: usually a function of its own past."""
+    g = body.gen
+    expr = value(body, ty, depth)
+    if prev and g.pct(70):
+        op = g.choice(("arith.addf", "arith.mulf", "arith.subf") if ty.is_float
+                      else ("arith.addi", "arith.muli", "arith.subi", "arith.xori"))
+        expr = body.emit(f"{op} {g.choice(prev)}, {expr} : {ty.text}", ty)
+    return bounded(body, expr, ty)
+
+
+@dataclass
+class ScanPlan:
+    """Everything needed to print one `scan.scan`."""
+
+    n: str = ""
+    go_backwards: bool = False
+    until: bool = False
+    seqs: list = field(default_factory=list)  # (outer, stacked Ty, taps | None, arg names)
+    mitmots: list = field(default_factory=list)  # (outer, stacked Ty, ins, outs, arg names)
+    mitsots: list = field(default_factory=list)  # (outer, stacked Ty, taps, arg names)
+    sitsots: list = field(default_factory=list)  # (outer, row Ty, arg name)
+    nitsots: list = field(default_factory=list)  # row Ty
+    nonseqs: list = field(default_factory=list)  # (outer, Ty, arg name)
+    keep: list = field(default_factory=list)  # per result
+    result_types: list = field(default_factory=list)
+    yields: list = field(default_factory=list)  # (name, Ty)
+    body: Body | None = None
+
+    def block_args(self) -> list[tuple[str, Ty]]:
+        args = []
+        for _, sty, _, names in self.seqs:
+            args += [(a, sty.row()) for a in names]
+        for _, bty, _, _, names in self.mitmots:
+            args += [(a, bty.row()) for a in names]
+        for _, ity, _, names in self.mitsots:
+            args += [(a, ity.row()) for a in names]
+        args += [(a, ty) for _, ty, a in self.sitsots]
+        args += [(a, ty) for _, ty, a in self.nonseqs]
+        return args
+
+    def render(self, results: list[str], indent: str) -> list[str]:
+        head = f"scan.scan steps({self.n})"
+        if self.go_backwards:
+            head += " go_backwards"
+        if self.until:
+            head += " until"
+        parts = []
+        if self.seqs:
+            items = []
+            for outer, sty, taps, _ in self.seqs:
+                tap = "" if taps is None else "[" + ", ".join(map(str, taps)) + "]"
+                items.append(f"{outer}{tap} : {sty.text}")
+            parts.append("sequences(" + ", ".join(items) + ")")
+        if self.mitmots:
+            items = [f"{outer}[{', '.join(map(str, ins))}] -> [{', '.join(map(str, outs))}] : "
+                     f"{bty.text}" for outer, bty, ins, outs, _ in self.mitmots]
+            parts.append("mitmot(" + ", ".join(items) + ")")
+        if self.mitsots:
+            items = [f"{outer}[{', '.join(map(str, taps))}] : {ity.text}"
+                     for outer, ity, taps, _ in self.mitsots]
+            parts.append("mitsot(" + ", ".join(items) + ")")
+        if self.sitsots:
+            parts.append("sitsot(" + ", ".join(o for o, _, _ in self.sitsots) + " : "
+                         + ", ".join(t.text for _, t, _ in self.sitsots) + ")")
+        if self.nonseqs:
+            parts.append("nonsequences(" + ", ".join(o for o, _, _ in self.nonseqs) + " : "
+                         + ", ".join(t.text for _, t, _ in self.nonseqs) + ")")
+        if any(self.keep):
+            parts.append("keep [" + ", ".join(map(str, self.keep)) + "]")
+        if len(results) == 1:
+            lhs = f"{results[0]} = "
+        elif results:
+            lhs = ", ".join(results) + " = "
+        else:
+            lhs = ""
+        lines = [indent + lhs + head]
+        lines += [indent + "    " + p for p in parts]
+        lines[-1] += " {"
+        args = ", ".join(f"{a}: {t.text}" for a, t in self.block_args())
+        lines.append(indent + f"^bb0({args}):")
+        lines += [indent + "  " + line for line in self.body.lines]
+        ys = self.yields
+        if ys:
+            lines.append(indent + "  scan.yield " + ", ".join(n for n, _ in ys) + " : "
+                         + ", ".join(t.text for _, t in ys))
+        else:
+            lines.append(indent + "  scan.yield")
+        lines.append(indent + "} -> (" + ", ".join(self.result_types) + ")")
+        return lines
+
+
+def gen_body_yields(plan: ScanPlan, body: Body, depth: int, until_mode: str | None,
+                    counter: int | None) -> None:
+    """Fills `plan.yields`: mitmot out taps, mitsot, sitsot, nitsot, until."""
+    g = body.gen
+    for _, bty, ins, outs, names in plan.mitmots:
+        row = bty.row()
+        for _ in outs:
+            plan.yields.append((state_yield(body, row, names, depth), row))
+    for _, ity, _, names in plan.mitsots:
+        row = ity.row()
+        plan.yields.append((state_yield(body, row, names, depth), row))
+    for i, (_, row, arg) in enumerate(plan.sitsots):
+        if i == counter:  # the step counter of `until`: prev + 1
+            one = body.emit(f"arith.constant 1 : {row.elem}", pool=False, prefix="c")
+            plan.yields.append((body.emit(f"arith.addi {arg}, {one} : {row.elem}", row), row))
+            continue
+        plan.yields.append((state_yield(body, row, [arg], depth), row))
+    for row in plan.nitsots:
+        y = value(body, row, depth)
+        if row.is_float and g.pct(50):
+            y = bounded(body, y, row)
+        plan.yields.append((y, row))
+    if until_mode == "counter":
+        cnt, row = plan.yields[len(plan.yields) - len(plan.nitsots)
+                               - (len(plan.sitsots) - counter)]
+        limit = body.external(row, "limit")
+        pred = g.choice(("sge", "sgt", "eq"))
+        plan.yields.append((body.emit(f"arith.cmpi {pred}, {cnt}, {limit} : {row.elem}",
+                                      Ty("i1")), Ty("i1")))
+    elif until_mode == "value":
+        # A state-derived scalar against a threshold.
+        candidates = [(n, t) for n, t in plan.yields + plan.block_args()
+                      if t.elem != "i1"]
+        name, t = g.choice(candidates)
+        if t.shape:
+            idx = [body.index(g.int_in(0, dim - 1)) for dim in t.shape]
+            name = body.emit(f"tensor.extract {name}[{', '.join(idx)}] : {t.text}", Ty(t.elem))
+            t = Ty(t.elem)
+        thr = body.external(t, "threshold")
+        if t.is_float:
+            cond = body.emit(f"arith.cmpf {g.choice(FLOAT_PRED[:4])}, {name}, {thr} : {t.elem}",
+                             Ty("i1"))
+        else:
+            cond = body.emit(f"arith.cmpi {g.choice(INT_PRED)}, {name}, {thr} : {t.elem}",
+                             Ty("i1"))
+        plan.yields.append((cond, Ty("i1")))
+
+
+def gen_top_scan(g: Gen, fbody: Body) -> tuple[ScanPlan, int]:
+    """The scan of the tested function: every operand is a function argument."""
+    cfg = g.cfg
+    n = g.choice(cfg.n_values)
+    n_static = g.choice(cfg.n_static)
+    plan = ScanPlan()
+    if n_static:
+        plan.n = fbody.emit(f"arith.constant {n} : index", pool=False, prefix="n")
+    else:
+        plan.n = g.new_arg(Ty("index"), "n", value=n)
+    plan.go_backwards = g.choice(cfg.go_backwards)
+    plan.until = g.choice(cfg.until)
+    body = Body(g, parent=fbody, scan=plan)
+    plan.body = body
+
+    def lead(rows: int) -> int | None:
+        return None if g.pct(50) else rows
+
+    for _ in range(g.int_in(*cfg.n_seq)):
+        row = g.row_type()
+        taps = g.taps(-3, 3, 1, 3)
+        if taps == [0] and g.pct(50):
+            default = True
+        else:
+            default = False
+        lo, hi = min(0, taps[0]), max(0, taps[-1])
+        rows = n + hi - lo + g.int_in(0, 2)
+        sty = row.stacked(lead(rows))
+        outer = g.new_arg(sty, shape=(rows, *row.shape))
+        names = [g.fresh("s") for _ in taps]
+        plan.seqs.append((outer, sty, None if default else taps, names))
+    for _ in range(g.int_in(*cfg.n_mitmot)):
+        row = g.row_type()
+        ins = g.taps(-2, 2, 0, 2)
+        outs = g.taps(-2, 2, 1, 2)
+        if ins and g.pct(30):
+            outs = sorted(set(outs) | {ins[0]})  # an in tap overwritten by the same step
+        lo, hi = min(0, *ins, *outs), max(0, *ins, *outs)
+        rows = n + hi - lo + g.int_in(0, 2)
+        bty = row.stacked(lead(rows))
+        outer = g.new_arg(bty, shape=(rows, *row.shape))
+        names = [g.fresh("m") for _ in ins]
+        plan.mitmots.append((outer, bty, ins, outs, names))
+    for _ in range(g.int_in(*cfg.n_mitsot)):
+        row = g.row_type()
+        taps = g.taps(-4, -1, 1, 3)
+        k = -taps[0]
+        ity = row.stacked(lead(k))
+        outer = g.new_arg(ity, shape=(k, *row.shape))
+        names = [g.fresh("x") for _ in taps]
+        plan.mitsots.append((outer, ity, taps, names))
+    until_mode = None
+    if plan.until:
+        until_mode = g.choice(("counter", "value"))
+    counter = None
+    n_sitsot = g.int_in(*cfg.n_sitsot)
+    for i in range(n_sitsot):
+        row = g.row_type()
+        plan.sitsots.append((g.new_arg(row), row, g.fresh("y")))
+    if until_mode == "counter":
+        row = Ty(g.choice(("i32", "i64")))
+        counter = len(plan.sitsots)
+        plan.sitsots.append((g.new_arg(row, "counter"), row, g.fresh("y")))
+    for _ in range(g.int_in(*cfg.n_nitsot)):
+        elems = cfg.elems + ("i1",)
+        plan.nitsots.append(g.row_type(elems=elems))
+    if not (plan.mitmots or plan.mitsots or plan.sitsots or plan.nitsots):
+        plan.nitsots.append(g.row_type())
+    # A few non-sequences up front (more are added on demand by the body).
+    for _ in range(g.int_in(0, 2)):
+        body.external(g.row_type())
+
+    body.pool = list(plan.block_args())
+    gen_body_yields(plan, body, cfg.depth, until_mode, counter)
+
+    # Result types and keep.
+    for _, bty, _, _, _ in plan.mitmots:
+        plan.result_types.append(bty.text)
+        plan.keep.append(0)
+    rows_of = ([(ity.row(), -taps[0]) for _, ity, taps, _ in plan.mitsots]
+               + [(row, 1) for _, row, _ in plan.sitsots]
+               + [(row, 0) for row in plan.nitsots])
+    for row, init_rows in rows_of:
+        keep = 0
+        if g.pct(cfg.keep_pct):
+            keep = g.choice((1, 1, 2, 3, n + init_rows + g.int_in(1, 2)))
+        plan.keep.append(keep)
+        if keep:
+            plan.result_types.append(row.stacked(keep).text)
+        elif plan.until or not n_static or g.pct(30):
+            plan.result_types.append(row.stacked(None).text)
+        else:
+            plan.result_types.append(row.stacked(n).text)
+    return plan, n
+
+
+def nested_scan(outer: Body, ty: Ty, depth: int) -> str:
+    """A value of tensor type `ty` = (M, *R) made by a scan over rows of another value."""
+    g = outer.gen
+    m = ty.shape[0]
+    row = ty.row()
+    seq = value(outer, ty, depth)
+    plan = ScanPlan()
+    dynamic_n = g.pct(50)
+    if dynamic_n:
+        c0 = outer.index(0)
+        plan.n = outer.emit(f"tensor.dim {seq}, {c0} : {ty.text}", pool=False, prefix="n")
+    else:
+        plan.n = outer.index(m)
+    plan.go_backwards = g.pct(40)
+    body = Body(g, parent=outer, scan=plan, nesting=outer.nesting + 1)
+    plan.body = body
+    taps = [0] if g.pct(60) else g.taps(-1, 1, 1, 2)
+    lo, hi = min(0, taps[0]), max(0, taps[-1])
+    names = [g.fresh("s") for _ in taps]
+    plan.seqs.append((seq, ty, None if taps == [0] else taps, names))
+    steps = m - (hi - lo)
+    if steps != m:  # wider taps: fewer steps (n via a constant then)
+        plan.n = outer.index(steps)
+        dynamic_n = False
+    use_sitsot = g.pct(60)
+    if use_sitsot:
+        init = value(outer, row, depth)
+        plan.sitsots.append((init, row, g.fresh("y")))
+    else:
+        plan.nitsots.append(row)
+    body.pool = list(plan.block_args())
+    gen_body_yields(plan, body, max(1, depth), None, None)
+    plan.keep = [0]
+    if steps != m:
+        # Fewer rows than the value: keep exactly `m` rows (the leading ones are zero).
+        plan.keep = [m]
+        plan.result_types = [ty.text]
+    else:
+        plan.result_types = [row.stacked(None if dynamic_n else m).text]
+    r = g.fresh("r")
+    outer.lines += plan.render([r], "")
+    if plan.result_types[0] != ty.text:
+        return outer.emit(f"tensor.cast {r} : {plan.result_types[0]} to {ty.text}", ty)
+    outer.pool.append((r, ty))
+    return r
+
+
+@st.composite
+def programs(draw, cfg: Config = Config()) -> Case:
+    g = Gen(draw, cfg)
+    fbody = Body(g)
+    plan, n = gen_top_scan(g, fbody)
+    results = [g.fresh("r") for _ in plan.result_types]
+    scan_lines = plan.render(results, "  ")
+    sig = ", ".join(f"{a.name}: {a.ty.text}" for a in g.args)
+    res = ", ".join(plan.result_types)
+    lines = [f"func.func @f({sig}) -> ({res}) {{"]
+    lines += ["  " + line for line in fbody.lines]
+    lines += scan_lines
+    lines.append(f"  return {', '.join(results)} : {res}")
+    lines.append("}")
+    source = "\n".join(lines) + "\n"
+    seed = draw(st.integers(0, 2**32 - 1))
+    args = make_args(g.args, np.random.default_rng(seed), n)
+    return Case(source, "f", args, note=f"n_steps={n}")
+
+
+def make_args(specs: list[Arg], rng: np.random.Generator, n: int) -> tuple:
+    out = []
+    for a in specs:
+        if a.role == "n":
+            out.append(a.value)
+            continue
+        shape = tuple(a.shape) if a.ty.shape else ()
+        dtype = np_dtype(a.ty.elem)
+        if a.role == "limit":
+            v = rng.integers(-1, n + 3)
+            out.append(dtype.type(v))
+            continue
+        if a.role == "counter":
+            out.append(dtype.type(rng.integers(-2, 2)))
+            continue
+        if a.ty.is_float:
+            data = rng.uniform(-1.0, 1.0, size=shape)
+            if a.role.startswith("matrix:"):
+                data = data / int(a.role.split(":")[1])
+            arr = np.asarray(data, dtype=dtype)
+        else:
+            if a.role.startswith("matrix:"):
+                data = rng.integers(-3, 4, size=shape)
+            elif a.role == "threshold":
+                data = rng.integers(-6, 7, size=shape)
+            else:
+                data = rng.integers(-9, 10, size=shape)
+                if rng.random() < 0.15:  # extremes: integers wrap on both sides
+                    info = np.iinfo(dtype)
+                    mask = rng.random(size=shape) < 0.3
+                    big = rng.choice([info.min, info.max, info.min // 3, info.max // 2],
+                                     size=shape)
+                    data = np.where(mask, big, data)
+            arr = np.asarray(data).astype(dtype)
+        out.append(arr if shape else dtype.type(arr))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- #
+# Running: reference in process, native code in a worker subprocess
+# --------------------------------------------------------------------------- #
+
+_WORKER = r"""
+import pickle, struct, sys, traceback
+import numpy as np
+import mlir_scan
+
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+sys.stdout = sys.stderr  # nothing else may write to the protocol pipe
+
+def send(obj):
+    data = pickle.dumps(obj)
+    out.write(struct.pack("<Q", len(data)) + data)
+    out.flush()
+
+while True:
+    head = inp.read(8)
+    if len(head) < 8:
+        break
+    source, func, args, optimize = pickle.loads(inp.read(struct.unpack("<Q", head)[0]))
+    try:
+        prog = mlir_scan.compile(source, optimize=optimize)
+    except Exception as e:
+        send(("compile-error", type(e).__name__, str(e)))
+        continue
+    copies = [np.array(a, copy=True) for a in args]
+    try:
+        result = getattr(prog, func)(*args)
+    except Exception as e:
+        send(("raise", type(e).__name__, str(e)))
+        continue
+    unchanged = all(
+        np.array_equal(np.asarray(a), c, equal_nan=True) and np.asarray(a).dtype == c.dtype
+        for a, c in zip(args, copies))
+    results = result if isinstance(result, tuple) else (result,)
+    send(("ok", tuple(np.array(r, copy=True) for r in results), unchanged))
+"""
+
+
+class _Worker:
+    """A persistent subprocess that compiles and runs programs natively."""
+
+    TIMEOUT = 120.0
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.stderr = None
+
+    def _start(self) -> None:
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.stderr, cwd=tempfile.gettempdir())
+
+    def _crash(self, why: str) -> tuple:
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait()
+        self.stderr.seek(0)
+        tail = self.stderr.read().decode(errors="replace")[-3000:]
+        return ("crash", f"{why}; exit code {code}", tail)
+
+    def run(self, source: str, func: str, args: tuple, optimize: bool = True) -> tuple:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        data = pickle.dumps((source, func, args, optimize))
+        try:
+            self.proc.stdin.write(struct.pack("<Q", len(data)) + data)
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return self._crash("worker died")
+        stdout = self.proc.stdout
+        ready, _, _ = select.select([stdout], [], [], self.TIMEOUT)
+        if not ready:
+            return self._crash(f"no answer in {self.TIMEOUT} s")
+        head = stdout.read(8)
+        if len(head) < 8:
+            return self._crash("worker died")
+        return pickle.loads(stdout.read(struct.unpack("<Q", head)[0]))
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = _Worker()
+    yield w
+    w.close()
+
+
+def verify(source: str) -> None:
+    """The program parses and verifies; otherwise the generator is wrong."""
+    with ir.Context(), ir.Location.unknown():
+        try:
+            module = ir.Module.parse(source)
+        except Exception as e:  # noqa: BLE001 - any parse/verify error
+            raise AssertionError(f"GENERATOR BUG: the program does not verify:\n{e}\n{source}")
+        assert module.operation.verify()
+
+
+TOLERANCE = {np.dtype(np.float32): (2e-5, 2e-6), np.dtype(np.float64): (1e-11, 1e-13)}
+
+
+def assert_same(native: tuple, expected: tuple, case: Case) -> None:
+    assert len(native) == len(expected), case
+    for i, (got, want) in enumerate(zip(native, expected)):
+        want = np.asarray(want)
+        got = np.asarray(got)
+        where = f"result #{i}"
+        assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}\n{case!r}"
+        assert got.shape == want.shape, f"{where}: shape {got.shape} != {want.shape}\n{case!r}"
+        if want.dtype.kind == "f":
+            rtol, atol = TOLERANCE[want.dtype]
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True,
+                                       err_msg=f"{where}\n{case!r}")
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=f"{where}\n{case!r}")
+
+
+def check(worker: _Worker, case: Case, optimize: bool = True) -> None:
+    verify(case.source)
+    try:
+        expected = reference.run(case.source, case.func, *case.args)
+        ref_error = None
+    except ValueError as e:
+        expected, ref_error = None, e
+    status = worker.run(case.source, case.func, case.args, optimize)
+    if status[0] == "crash":
+        pytest.fail(f"the compiler crashed ({status[1]}):\n{status[2]}\n{case!r}")
+    if status[0] == "compile-error":
+        pytest.fail(f"compile failed: {status[1]}: {status[2]}\n{case!r}")
+    if ref_error is not None:
+        assert status[0] == "raise" and status[1] == "ValueError", (
+            f"reference raised {ref_error!r} but native gave {status[:2]}\n{case!r}")
+        return
+    if status[0] == "raise":
+        pytest.fail(f"native call raised {status[1]}: {status[2]}\n{case!r}")
+    _, native, unchanged = status
+    assert unchanged, f"the native call modified its inputs\n{case!r}"
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert_same(native, expected, case)
+
+
+# --------------------------------------------------------------------------- #
+# Random programs
+# --------------------------------------------------------------------------- #
+
+COMMON = dict(deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much])
+
+
+@settings(max_examples=320, **COMMON)
+@given(case=programs(), optimize=st.booleans())
+def test_random_programs(worker, case, optimize):
+    check(worker, case, optimize)
