@@ -41,6 +41,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlir import execution_engine, ir, passmanager
+from mlir.dialects import arith as _arith
+from mlir.dialects import linalg as _linalg
+from mlir.dialects import tensor as _tensor
 
 from . import _registration
 
@@ -65,6 +68,53 @@ _TO_LLVM = (
     "convert-scf-to-cf,func.func(math-expand-ops{ops=tanh}),"
     "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
 )
+
+# `arith.cmpi` predicates that hold for equal operands (eq, sle, sge, ule, uge).
+_CMPI_REFLEXIVE = {0, 3, 5, 7, 9}
+
+
+def _materialize_self_folds(module: ir.Module) -> None:
+    """Rewrites `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x` on tensors with
+    dynamic sizes into `linalg.fill` of their (constant) value.
+
+    The LLVM 22.1 folders of these ops build a `DenseElementsAttr` of the
+    dynamically shaped result type and abort the process (assertion "type must
+    have static shape") in every pass that folds: canonicalize, and the dialect
+    conversion of convert-elementwise-to-linalg. Runs before each pipeline stage
+    (CSE can make the two operands one value); `convert-scan-to-scf` does the
+    same for the ops that inlining a scan body creates.
+    """
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("arith.xori", "arith.cmpi") and len(op.operands) == 2:
+            lhs, rhs = op.operands
+            rtype = op.results[0].type
+            if lhs == rhs and isinstance(rtype, ir.RankedTensorType) and not rtype.has_static_shape:
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        x = op.operands[0]
+        rtype = ir.RankedTensorType(op.results[0].type)
+        with ir.InsertionPoint(op), op.location:
+            sizes = []
+            for i in range(rtype.rank):
+                if rtype.is_dynamic_dim(i):
+                    sizes.append(_tensor.dim(x, _arith.constant(ir.IndexType.get(), i)))
+                else:
+                    sizes.append(rtype.get_dim_size(i))
+            empty = _tensor.EmptyOp(sizes, rtype.element_type).result
+            if op.name == "arith.xori":
+                value = 0
+            else:
+                value = int(ir.IntegerAttr(op.attributes["predicate"]).value in _CMPI_REFLEXIVE)
+            fill_value = _arith.constant(rtype.element_type, value)
+            replacement = _linalg.fill(fill_value, outs=[empty])
+        op.results[0].replace_all_uses_with(replacement)
+        op.erase()
+
 
 # Mirrors ScanErrorCode in passes/include/Scan/RuntimeChecks.h.
 _ERROR_GLOBAL = "__mlir_scan_error"
@@ -385,6 +435,7 @@ class Program:
                      ("bufferized", _BUFFERIZE), ("llvm", _TO_LLVM)]
             for stage, pipeline in steps:
                 if pipeline:
+                    _materialize_self_folds(module)  # before passes that fold
                     passmanager.PassManager.parse(f"builtin.module({pipeline})").run(module.operation)
                 self._stages[stage] = str(module)
             self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)
