@@ -69,50 +69,57 @@ _TO_LLVM = (
     "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
 )
 
-# `arith.cmpi` predicates that hold for equal operands (eq, sle, sge, ule, uge).
-_CMPI_REFLEXIVE = {0, 3, 5, 7, 9}
+def _generic_for_crashing_folds(module: ir.Module) -> None:
+    """Rewrites every `arith.xori` and `arith.cmpi` on tensors with dynamic sizes
+    into the equivalent elementwise `linalg.generic` (what
+    convert-elementwise-to-linalg produces).
 
-
-def _materialize_self_folds(module: ir.Module) -> None:
-    """Rewrites `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x` on tensors with
-    dynamic sizes into `linalg.fill` of their (constant) value.
-
-    The LLVM 22.1 folders of these ops build a `DenseElementsAttr` of the
-    dynamically shaped result type and abort the process (assertion "type must
-    have static shape") in every pass that folds: canonicalize, and the dialect
-    conversion of convert-elementwise-to-linalg. Runs before each pipeline stage
-    (CSE can make the two operands one value); `convert-scan-to-scf` does the
-    same for the ops that inlining a scan body creates.
+    The LLVM 22.1 folders of these ops abort the process (assertion "type must
+    have static shape") when the two operands are the same value: they build a
+    `DenseElementsAttr` of the dynamically shaped result type. The operands can
+    become one value inside a single canonicalize run (e.g. `select %c, %x, %x`
+    folds to `%x`), and every pass that folds would crash (canonicalize, the
+    dialect conversion of convert-elementwise-to-linalg). Inside a
+    `linalg.generic` the same ops work on scalars, which fold fine.
     """
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name in ("arith.xori", "arith.cmpi") and len(op.operands) == 2:
-            lhs, rhs = op.operands
             rtype = op.results[0].type
-            if lhs == rhs and isinstance(rtype, ir.RankedTensorType) and not rtype.has_static_shape:
+            if isinstance(rtype, ir.RankedTensorType) and not rtype.has_static_shape:
                 found.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
     for op in found:
-        x = op.operands[0]
+        lhs, rhs = op.operands
         rtype = ir.RankedTensorType(op.results[0].type)
+        rank = rtype.rank
         with ir.InsertionPoint(op), op.location:
             sizes = []
-            for i in range(rtype.rank):
+            for i in range(rank):
                 if rtype.is_dynamic_dim(i):
-                    sizes.append(_tensor.dim(x, _arith.constant(ir.IndexType.get(), i)))
+                    sizes.append(_tensor.dim(lhs, _arith.constant(ir.IndexType.get(), i)))
                 else:
                     sizes.append(rtype.get_dim_size(i))
-            empty = _tensor.EmptyOp(sizes, rtype.element_type).result
-            if op.name == "arith.xori":
-                value = 0
-            else:
-                value = int(ir.IntegerAttr(op.attributes["predicate"]).value in _CMPI_REFLEXIVE)
-            fill_value = _arith.constant(rtype.element_type, value)
-            replacement = _linalg.fill(fill_value, outs=[empty])
-        op.results[0].replace_all_uses_with(replacement)
+            init = _tensor.EmptyOp(sizes, rtype.element_type).result
+            identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+            parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+            generic = _linalg.GenericOp(
+                [rtype], [lhs, rhs], [init], ir.ArrayAttr.get([identity] * 3),
+                ir.ArrayAttr.get([parallel] * rank))
+            operand_elem = ir.RankedTensorType(lhs.type).element_type
+            block = generic.regions[0].blocks.append(
+                operand_elem, operand_elem, rtype.element_type)
+            with ir.InsertionPoint(block):
+                a, b = block.arguments[0], block.arguments[1]
+                if op.name == "arith.xori":
+                    scalar = _arith.xori(a, b)
+                else:
+                    scalar = _arith.cmpi(op.attributes["predicate"], a, b)
+                _linalg.YieldOp([scalar])
+        op.results[0].replace_all_uses_with(generic.result)
         op.erase()
 
 
@@ -435,7 +442,7 @@ class Program:
                      ("bufferized", _BUFFERIZE), ("llvm", _TO_LLVM)]
             for stage, pipeline in steps:
                 if pipeline:
-                    _materialize_self_folds(module)  # before passes that fold
+                    _generic_for_crashing_folds(module)  # before passes that fold
                     passmanager.PassManager.parse(f"builtin.module({pipeline})").run(module.operation)
                 self._stages[stage] = str(module)
             self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)

@@ -62,6 +62,7 @@ from mlir_scan import reference
 
 ELEMS = ("f32", "f64", "i32", "i64")
 DIMS = (2, 3, 4)
+BIG_DIMS = (5, 8, 9, 17)
 NP_DTYPES = {
     "f32": np.float32,
     "f64": np.float64,
@@ -134,6 +135,7 @@ class Config:
     mitmot_taps: tuple = (-2, 2, 2)
     mitsot_taps: tuple = (-4, 3)  # lowest tap, most taps
     dynamic_rows_pct: int = 12  # chance that a state/sequence row type has `?` dims
+    big_dim_pct: int = 6  # chance that a dimension is larger (vectorized loops, remainders)
     i1_pct: int = 6  # chance that a state/sequence row has i1 elements
     chain_pct: int = 12  # chance of a second scan over a result of the first
     extra_return_pct: int = 15  # chance of returning a result twice / an argument
@@ -219,6 +221,11 @@ class Gen:
         )
         return sorted(chosen)
 
+    def dim(self) -> int:
+        if self.pct(self.cfg.big_dim_pct):
+            return self.choice(BIG_DIMS)
+        return self.choice(DIMS)
+
     def row_type(self, elems=None, ranks=None, state: bool = False) -> Ty:
         """A row type; `state` rows (not nitsot) may have i1 elements or `?` dims."""
         elem = self.choice(elems or self.cfg.elems)
@@ -227,7 +234,7 @@ class Gen:
         rank = self.choice(ranks if ranks is not None else self.cfg.row_ranks)
         if rank and state and self.pct(self.cfg.dynamic_rows_pct):
             return Ty(elem, (None,) * rank)
-        return Ty(elem, tuple(self.choice(DIMS) for _ in range(rank)))
+        return Ty(elem, tuple(self.dim() for _ in range(rank)))
 
     def new_arg(self, ty: Ty, role: str = "value", shape: tuple = (), value=None) -> str:
         name = self.fresh("arg")
@@ -502,7 +509,7 @@ def contraction(body: Body, kind: str, ty: Ty, d: int) -> str:
     def pick_dim(rank: int) -> int:
         dims = [t.shape[0] for _, t in body.pool if t.elem == elem and len(t.shape) == rank
                 and None not in t.shape]
-        return g.choice(dims) if dims and g.pct(70) else g.choice(DIMS)
+        return g.choice(dims) if dims and g.pct(70) else g.dim()
 
     if kind == "dot":
         n = pick_dim(1)
@@ -537,7 +544,7 @@ def contraction(body: Body, kind: str, ty: Ty, d: int) -> str:
             f"outs({f} : {ty.text}) -> {ty.text}", ty)
     if kind == "matmul":
         m, n = ty.shape
-        k = g.choice(DIMS)
+        k = g.dim()
         if g.pct(50):
             a = value(body, Ty(elem, (m, k)), d)
             b = matrix(body, elem, k, n, k)
@@ -834,25 +841,37 @@ def nested_scan(outer: Body, ty: Ty, depth: int) -> str:
     if steps != m:  # wider taps: fewer steps (n via a constant then)
         plan.n = outer.index(steps)
         dynamic_n = False
-    use_sitsot = g.pct(60)
-    if use_sitsot:
+    if g.pct(25):  # an extra scalar mitsot, its result unused
+        taps = g.taps(-2, -1, 1, 2)
+        init_ty = Ty(ty.elem, (-taps[0],))
+        init = value(outer, init_ty, depth)
+        plan.mitsots.append((init, init_ty, taps, [g.fresh("x") for _ in taps]))
+    if g.pct(60):
         init = value(outer, row, depth)
         plan.sitsots.append((init, row, g.fresh("y")))
     else:
         plan.nitsots.append(row)
+    plan.until = g.pct(25)
     body.pool = list(plan.block_args())
-    gen_body_yields(plan, body, max(1, depth), None, None)
-    plan.keep = [0]
-    if steps != m:
-        # Fewer rows than the value: keep exactly `m` rows (the leading ones are zero).
-        plan.keep = [m]
-        plan.result_types = [ty.text]
+    gen_body_yields(plan, body, max(1, depth), "value" if plan.until else None, None)
+    for _, ity, taps, _ in plan.mitsots:
+        keep = g.choice((0, 1, 3))
+        plan.keep.append(keep)
+        lead = keep or (None if dynamic_n or plan.until else steps)
+        plan.result_types.append(ity.row().stacked(lead).text)
+    if steps != m or plan.until:
+        # Fewer rows than the value (wider taps, or stopped early): keep
+        # exactly `m` rows, the missing leading ones are zero.
+        plan.keep.append(m)
+        plan.result_types.append(ty.text)
     else:
-        plan.result_types = [row.stacked(None if dynamic_n else m).text]
-    r = g.fresh("r")
-    outer.lines += plan.render([r], "")
-    if plan.result_types[0] != ty.text:
-        return outer.emit(f"tensor.cast {r} : {plan.result_types[0]} to {ty.text}", ty)
+        plan.keep.append(0)
+        plan.result_types.append(row.stacked(None if dynamic_n else m).text)
+    results = [g.fresh("r") for _ in plan.result_types]
+    outer.lines += plan.render(results, "")
+    r, rtype = results[-1], plan.result_types[-1]
+    if rtype != ty.text:
+        return outer.emit(f"tensor.cast {r} : {rtype} to {ty.text}", ty)
     outer.pool.append((r, ty))
     return r
 
@@ -1341,6 +1360,26 @@ func.func @f(%n: index, %a: tensor<?xi64>, %y0: tensor<?xi64>, %b0: tensor<?x3xi
 """
 
 
+# The operands of the cmpi become one value only while canonicalize runs
+# (`select %false, %x, %x` folds to `%x` first).
+FOLDS_TO_SELF = """
+func.func @f(%n: index, %y0: tensor<?xi1>, %k: tensor<2xi64>) -> tensor<?x?xi1> {
+  %r = scan.scan steps(%n) sitsot(%y0 : tensor<?xi1>) nonsequences(%k : tensor<2xi64>) {
+  ^bb0(%y: tensor<?xi1>, %kk: tensor<2xi64>):
+    %false = arith.constant false
+    %c = arith.constant dense<[-3, 5]> : tensor<2xi64>
+    %a = arith.addi %c, %kk : tensor<2xi64>
+    %d = tensor.cast %a : tensor<2xi64> to tensor<?xi64>
+    %s = arith.select %false, %d, %d : tensor<?xi64>
+    %gt = arith.cmpi sgt, %s, %d : tensor<?xi64>
+    %x = arith.xori %y, %gt : tensor<?xi1>
+    scan.yield %x : tensor<?xi1>
+  } -> (tensor<?x?xi1>)
+  return %r : tensor<?x?xi1>
+}
+"""
+
+
 def self_fold_args(n: int = 3) -> tuple:
     return (n, np.arange(3, dtype=np.int64), np.ones(3, np.int64),
             np.array([[1, 0, 1], [0, 0, 1]], bool), np.arange(6, dtype=np.int32).reshape(2, 3))
@@ -1352,8 +1391,12 @@ def test_self_xor_and_cmpi_on_dynamic_tensors(worker, optimize):
     the process ("type must have static shape", in XOrIOp::fold / CmpIOp::fold)
     on `arith.xori %x, %x` or `arith.cmpi <p>, %x, %x` of a tensor with a
     dynamic size. Inlining makes them from a value passed twice as a
-    non-sequence. Guarded by mlir_scan.compile and convert-scan-to-scf."""
+    non-sequence, and canonicalize itself from `select %false, %x, %x`.
+    Guarded by mlir_scan.compile (these ops on dynamic tensors become
+    linalg.generic first) and convert-scan-to-scf (after inlining)."""
     check(worker, Case(SELF_FOLDS, "f", self_fold_args(), note="self folds"), optimize)
+    check(worker, Case(FOLDS_TO_SELF, "f", (3, np.array([True, False]), np.arange(2)),
+                       note="folds to self"), optimize)
 
 
 def test_scan_opt_survives_self_folds_after_inlining(tmp_path):
@@ -1363,10 +1406,11 @@ def test_scan_opt_survives_self_folds_after_inlining(tmp_path):
     if not os.path.exists(scan_opt):
         pytest.skip("scan-opt is not installed next to this Python")
     path = tmp_path / "self_folds.mlir"
-    path.write_text(SELF_FOLDS)
-    proc = subprocess.run([scan_opt, str(path), "--scan-to-llvm"], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    for source in (SELF_FOLDS, FOLDS_TO_SELF):
+        path.write_text(source)
+        proc = subprocess.run([scan_opt, str(path), "--scan-to-llvm"], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 # --------------------------------------------------------------------------- #
