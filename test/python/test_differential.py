@@ -15,7 +15,10 @@ tensors, matrices for contractions), ``go_backwards``, ``until`` (a value
 crossing a threshold, or a step counter), ``keep`` on every non-mitmot output
 (0, 1, 2, more rows than exist), static/dynamic leading dims, static and
 dynamic ``n_steps`` (0 and 1 included), ``f32``/``f64``/``i32``/``i64``
-elements, arith/math/linalg bodies and nested scans. Every generated program
+elements (``i1`` now and then), rows with ``?`` sizes, arith/math/linalg
+bodies, nested scans, a second scan over a result of the first, a mitmot
+buffer that is also a sequence argument, results returned twice and
+arguments returned as is. Every generated program
 is parsed and verified before it is run: a generator bug fails as
 ``GENERATOR BUG``, never as a compiler mismatch.
 
@@ -23,15 +26,20 @@ The native side runs in a persistent worker subprocess (``_Worker``), so an
 LLVM assertion or a segfault in the compiler fails one test with the program
 that caused it instead of killing pytest.
 
-Cases run (derandomized, so the same programs every run):
+Cases run (derandomized: the same programs on every run):
 
-* ``test_random_programs``: 320 random programs (every kind, nested scans);
-* targeted: taps 50, keep 50, until 50, mitmot 50, go_backwards 40,
-  nested 40, n_steps 0/1 30 programs;
-* 11 hand-written regression / error-path / argument-checking tests.
+* ``test_random_programs``: 400 random programs (every kind, nested and
+  chained scans), each compiled with or without the optimize stage;
+* targeted: ``test_taps`` 50, ``test_keep`` 50, ``test_until`` 50,
+  ``test_mitmot`` 50, ``test_go_backwards`` 40, ``test_nested`` 40,
+  ``test_zero_and_one_steps`` 30 programs;
+* hand-written: a regression test per bug found (5 tests, 8 programs), the
+  run-time errors of SPEC §7 (6 cases, the same Program reused after each),
+  argument errors, an error inside a nested scan, and a check that the
+  generator covers every feature (200 programs generated, not run).
 
-That is about 630 compiled programs; the file runs in about 90 s on the
-2-core CI machine.
+About 720 compiled programs; the file takes about 90 s on the 2-core CI
+machine (compilation dominates: 50-150 ms per program).
 """
 
 from __future__ import annotations
@@ -43,9 +51,8 @@ import struct
 import subprocess
 import sys
 import tempfile
-import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -172,7 +179,6 @@ class Gen:
         self.cfg = cfg
         self.counter = 0
         self.args: list[Arg] = []
-        self.notes: list[str] = []
         # The concrete sizes of `?` row dims, one shape per rank for the whole
         # program, so that values of one dynamic type always agree.
         self.dyn_shape = {1: (draw(st.sampled_from(DIMS)),),
@@ -1100,7 +1106,12 @@ def verify(source: str) -> None:
         assert module.operation.verify()
 
 
-TOLERANCE = {np.dtype(np.float32): (2e-5, 2e-6), np.dtype(np.float64): (1e-11, 1e-13)}
+# (rtol, atol). Float values stay in [-1, 1] or close (tanh on every recurrent
+# float, contraction matrices scaled by 1/N), so an absolute floor is
+# meaningful. The differences come from the expanded tanh (math-expand-ops)
+# and from reductions marked reassociable (scan-order-linalg-loops); over the
+# derandomized programs they stay below 5% of these bounds.
+TOLERANCE = {np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float64): (1e-12, 1e-13)}
 
 
 def assert_same(native: tuple, expected: tuple, case: Case) -> None:
@@ -1431,7 +1442,7 @@ def test_scan_opt_survives_self_folds_after_inlining(tmp_path):
 ERRORS = """
 func.func @f(%n: index, %xs: tensor<?x2xf32>, %g: tensor<?xf64>, %m0: tensor<?xi64>,
              %y0: f32) -> (tensor<?x2xf32>, tensor<?xf64>, tensor<?xi64>) {
-  %r:3 = scan.scan steps(%n) sequences(%xs[-1, 1] : tensor<?x2xf32>)
+  %r:4 = scan.scan steps(%n) sequences(%xs[-1, 1] : tensor<?x2xf32>)
       mitmot(%g[0] -> [0, 1] : tensor<?xf64>)
       mitsot(%m0[-3, -1] : tensor<?xi64>)
       sitsot(%y0 : f32) {
@@ -1447,7 +1458,6 @@ func.func @f(%n: index, %xs: tensor<?x2xf32>, %g: tensor<?xf64>, %m0: tensor<?xi
   return %r#3, %r#0, %r#1 : tensor<?x2xf32>, tensor<?xf64>, tensor<?xi64>
 }
 """
-ERRORS = ERRORS.replace("%r:3", "%r:4")
 
 
 def error_args(n: int, seq_rows: int | None = None, buf_rows: int | None = None,
@@ -1476,7 +1486,7 @@ def assert_good_call(prog, n: int) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (error_args(3)[:0] + (-1,) + error_args(3)[1:], r"n_steps is -1, must be >= 0"),
+    ((-1,) + error_args(3)[1:], r"n_steps is -1, must be >= 0"),
     (error_args(4, seq_rows=5), r"sequence #0 has 5 rows but the steps and taps need 6"),
     (error_args(4, buf_rows=4), r"mitmot buffer #0 has 4 rows but the steps and taps need 5"),
     (error_args(2, init_rows=2), r"mitsot #0 init has 2 rows but its taps need 3"),
@@ -1495,7 +1505,7 @@ def test_runtime_errors_raise_and_the_program_still_works(errors_program, args, 
 
 
 def test_reference_raises_the_same_errors():
-    for args in (error_args(3)[:0] + (-1,) + error_args(3)[1:], error_args(4, seq_rows=5),
+    for args in ((-1,) + error_args(3)[1:], error_args(4, seq_rows=5),
                  error_args(4, buf_rows=4), error_args(2, init_rows=2)):
         with pytest.raises(ValueError):
             reference.run(ERRORS, "f", *args)
