@@ -69,6 +69,7 @@ _TO_LLVM = (
     "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
 )
 
+
 def _generic_for_crashing_folds(module: ir.Module) -> None:
     """Rewrites every `arith.xori` and `arith.cmpi` on tensors with dynamic sizes
     into the equivalent elementwise `linalg.generic` (what
