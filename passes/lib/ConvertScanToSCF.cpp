@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -479,8 +480,17 @@ Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
   Type resultType = op.getResult(plan.result).getType();
   Value buffer = bufferAsTensor(rewriter, loc, plan.buffer);
   if (plan.keep == 0) {
-    if (!op.getUntil() && buffer.getType() == resultType)
+    // Without `until` every row of the buffer is a result row; with the
+    // constant n_steps 0 there are no rows at all. Only a cast then: a
+    // slice at offset 0 of a buffer that canonicalization later gives the
+    // static size 0 becomes (memref.cast folded into memref.subview) a
+    // subview that the memref verifier rejects ("offset 0 is
+    // out-of-bounds: 0 >= 0").
+    if (!op.getUntil() || op.getStaticNumSteps() == 0) {
+      if (buffer.getType() != resultType)
+        buffer = tensor::CastOp::create(rewriter, loc, resultType, buffer);
       return buffer;
+    }
     return leadingRows(rewriter, loc, buffer, stepsRun, resultType);
   }
 
@@ -624,30 +634,156 @@ LogicalResult checkLowerable(ScanOp op) {
   return success();
 }
 
-struct LowerScanPattern : OpRewritePattern<ScanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ScanOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkLowerable(op)))
-      return failure();
-    ScanLowering(op, rewriter).lower();
-    return success();
+/// The LLVM 22.1 folders of `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x`
+/// build a DenseElementsAttr of the result type, which aborts the process
+/// ("type must have static shape") when the type is a tensor with dynamic
+/// sizes: every later pass that folds (canonicalize, the dialect conversion
+/// of convert-elementwise-to-linalg) would crash. Inlining a scan body makes
+/// such ops out of distinct block arguments (the same value passed twice as a
+/// non-sequence), so the pass rewrites them, in the whole module, into a
+/// `linalg.fill` of their value, which is what the folder means to produce.
+void materializeSelfFolds(ModuleOp module) {
+  SmallVector<Operation *> found;
+  module.walk([&](Operation *op) {
+    if (!isa<arith::XOrIOp, arith::CmpIOp>(op) ||
+        op->getOperand(0) != op->getOperand(1))
+      return;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (type && !type.hasStaticShape())
+      found.push_back(op);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (Operation *op : found) {
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, op->getOperand(0));
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    TypedAttr value = rewriter.getZeroAttr(type.getElementType());
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      using P = arith::CmpIPredicate;
+      P p = cmp.getPredicate();
+      bool holds = p == P::eq || p == P::sle || p == P::sge || p == P::ule ||
+                   p == P::uge;
+      value = rewriter.getIntegerAttr(rewriter.getI1Type(), holds);
+    }
+    Value fill = arith::ConstantOp::create(rewriter, loc, value);
+    rewriter.replaceOp(
+        op, linalg::FillOp::create(rewriter, loc, fill, empty).getResult(0));
   }
-};
+}
+
+//===----------------------------------------------------------------------===//
+// Destinations that may become output rows.
+//
+// After the lowering, `eliminate-empty-tensors` gives the `tensor.empty` at
+// the root of a yielded row's destination chain (empty -> fill -> matvec ->
+// elementwise op -> yield, each op computing into the previous value) the
+// memory of that output row, so the body computes the row in place. The row
+// is then written by `materialize_in_destination` into a memref, a write that
+// one-shot-bufferize does not see. That is only sound when no other value
+// that may live in the same memory is read after the write, i.e. by the
+// write of another row: when at most one value computed into the empty is
+// yielded, and nothing is computed into that one. Two ways it was not:
+//   * `s = matvec(fill(empty))` yielded as a nitsot and `tanh(s)` (computed
+//     into `s`) as a sitsot: `s` lived in the sitsot row, which was written
+//     with `tanh(s)` before `s` was copied into the nitsot row;
+//   * `f = fill(empty)`, `a = addi(k, f)` and `b = minsi(f, k)` both computed
+//     into `f`, yielded to two mitmot rows: `b` lived in `a`'s row.
+// Every other empty of the body becomes a `bufferization.alloc_tensor`,
+// which `eliminate-empty-tensors` leaves alone (one-shot-bufferize then
+// copies, correctly).
+//===----------------------------------------------------------------------===//
+
+/// True when, of all the values computed into `empty` (its destination-
+/// passing family: the tied results of the ops that take a member as their
+/// DPS init), at most one is yielded and that one is the last of its chain
+/// (no op computes into it). Members may be read freely by DPS inputs and by
+/// ops without tensor results or regions; any other use (an alias such as a
+/// slice or a cast, a terminator, a region) is not followed: unsafe.
+bool isSafeFamily(Value empty, Operation *yield) {
+  Block *block = empty.getParentBlock();
+  SmallVector<Value> worklist{empty};
+  Value yieldedMember;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    bool yielded = false, computedInto = false;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == yield) {
+        yielded = true;
+        continue;
+      }
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(user)) {
+        if (dps.isDpsInput(&use))
+          continue;
+        if (user->getBlock() != block)
+          return false;
+        computedInto = true;
+        worklist.push_back(dps.getTiedOpResult(&use));
+        continue;
+      }
+      if (user->hasTrait<OpTrait::IsTerminator>() ||
+          user->getNumRegions() != 0 ||
+          llvm::any_of(user->getResultTypes(), llvm::IsaPred<TensorType>))
+        return false;
+    }
+    if (!yielded)
+      continue;
+    if (computedInto || (yieldedMember && yieldedMember != v))
+      return false;
+    yieldedMember = v;
+  }
+  return true;
+}
+
+/// Makes the body's destination chains explicit and keeps only exclusive
+/// ones eligible for computing in place in an output row (see above).
+void prepareBody(ScanOp op, RewriterBase &rewriter,
+                 const FrozenRewritePatternSet &elementwiseToLinalg) {
+  // Elementwise arith/math ops on tensors become linalg.generic (as the
+  // bufferization pipeline does anyway) so that their destinations show.
+  walkAndApplyPatterns(op, elementwiseToLinalg);
+  Operation *yield = op.getYieldOp();
+  SmallVector<tensor::EmptyOp> shared;
+  op.getBody().walk([&](tensor::EmptyOp empty) {
+    if (!isSafeFamily(empty.getResult(), yield))
+      shared.push_back(empty);
+  });
+  for (tensor::EmptyOp empty : shared) {
+    rewriter.setInsertionPoint(empty);
+    rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(
+        empty, empty.getType(), empty.getDynamicSizes());
+  }
+}
 
 struct ConvertScanToSCFPass
     : scan::impl::ConvertScanToSCFBase<ConvertScanToSCFPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    unsigned before = 0;
-    module.walk([&](ScanOp) { ++before; });
-    if (before == 0)
+    // Post-order: an inner scan is lowered (into its parent's body) first.
+    SmallVector<ScanOp> scans;
+    module.walk([&](ScanOp op) { scans.push_back(op); });
+    if (scans.empty()) {
+      materializeSelfFolds(module);
       return;
+    }
     declareScanErrorRuntime(module);
 
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerScanPattern>(&getContext());
-    walkAndApplyPatterns(module, std::move(patterns));
+    linalg::populateElementwiseToLinalgConversionPatterns(patterns);
+    FrozenRewritePatternSet elementwiseToLinalg(std::move(patterns));
+    IRRewriter rewriter(&getContext());
+    unsigned lowered = 0;
+    for (ScanOp op : scans) {
+      if (failed(checkLowerable(op)))
+        continue;
+      prepareBody(op, rewriter, elementwiseToLinalg);
+      ScanLowering(op, rewriter).lower();
+      ++lowered;
+    }
 
     bool failedToLower = false;
     module.walk([&](ScanOp op) {
@@ -656,7 +792,8 @@ struct ConvertScanToSCFPass
     });
     if (failedToLower)
       return signalPassFailure();
-    numScansLowered += before;
+    numScansLowered += lowered;
+    materializeSelfFolds(module);
   }
 };
 

@@ -41,6 +41,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlir import execution_engine, ir, passmanager
+from mlir.dialects import arith as _arith
+from mlir.dialects import linalg as _linalg
+from mlir.dialects import tensor as _tensor
 
 from . import _registration
 
@@ -66,6 +69,61 @@ _TO_LLVM = (
     "convert-scf-to-cf,func.func(math-expand-ops{ops=tanh}),"
     "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
 )
+
+
+def _generic_for_crashing_folds(module: ir.Module) -> None:
+    """Rewrites every `arith.xori` and `arith.cmpi` on tensors with dynamic sizes
+    into the equivalent elementwise `linalg.generic` (what
+    convert-elementwise-to-linalg produces).
+
+    The LLVM 22.1 folders of these ops abort the process (assertion "type must
+    have static shape") when the two operands are the same value: they build a
+    `DenseElementsAttr` of the dynamically shaped result type. The operands can
+    become one value inside a single canonicalize run (e.g. `select %c, %x, %x`
+    folds to `%x`), and every pass that folds would crash (canonicalize, the
+    dialect conversion of convert-elementwise-to-linalg). Inside a
+    `linalg.generic` the same ops work on scalars, which fold fine.
+    """
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("arith.xori", "arith.cmpi") and len(op.operands) == 2:
+            rtype = op.results[0].type
+            if isinstance(rtype, ir.RankedTensorType) and not rtype.has_static_shape:
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        lhs, rhs = op.operands
+        rtype = ir.RankedTensorType(op.results[0].type)
+        rank = rtype.rank
+        with ir.InsertionPoint(op), op.location:
+            sizes = []
+            for i in range(rank):
+                if rtype.is_dynamic_dim(i):
+                    sizes.append(_tensor.dim(lhs, _arith.constant(ir.IndexType.get(), i)))
+                else:
+                    sizes.append(rtype.get_dim_size(i))
+            init = _tensor.EmptyOp(sizes, rtype.element_type).result
+            identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+            parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+            generic = _linalg.GenericOp(
+                [rtype], [lhs, rhs], [init], ir.ArrayAttr.get([identity] * 3),
+                ir.ArrayAttr.get([parallel] * rank))
+            operand_elem = ir.RankedTensorType(lhs.type).element_type
+            block = generic.regions[0].blocks.append(
+                operand_elem, operand_elem, rtype.element_type)
+            with ir.InsertionPoint(block):
+                a, b = block.arguments[0], block.arguments[1]
+                if op.name == "arith.xori":
+                    scalar = _arith.xori(a, b)
+                else:
+                    scalar = _arith.cmpi(op.attributes["predicate"], a, b)
+                _linalg.YieldOp([scalar])
+        op.results[0].replace_all_uses_with(generic.result)
+        op.erase()
+
 
 # Mirrors ScanErrorCode in passes/include/Scan/RuntimeChecks.h.
 _ERROR_GLOBAL = "__mlir_scan_error"
@@ -386,6 +444,7 @@ class Program:
                      ("bufferized", _BUFFERIZE), ("llvm", _TO_LLVM)]
             for stage, pipeline in steps:
                 if pipeline:
+                    _generic_for_crashing_folds(module)  # before passes that fold
                     passmanager.PassManager.parse(f"builtin.module({pipeline})").run(module.operation)
                 self._stages[stage] = str(module)
             self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)

@@ -286,6 +286,11 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
 
     Limitation: nitsot rows must have a static shape (the buffer is created
     before the first step); the pass reports an error otherwise.
+
+    Guard: after lowering, `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x`
+    on tensors with dynamic sizes (inlining makes them from a value passed
+    twice as a non-sequence) are replaced by a `linalg.fill` of their value:
+    the LLVM 22.1 folders of these ops abort on dynamically shaped tensors.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
