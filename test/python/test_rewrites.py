@@ -208,6 +208,7 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "rnn_bias": [(f32(5, 4), f32(4), f32(4), 5), (f32(6, 4), f32(4), f32(4), 3)],
         "ints": [(ints(5), I64(1), I64(3), 5)],
         "kept": [(f64(4), 0.5, -0.5, 4)],
+        "overflow_flags": [(4, i32(4), I32(1), I32(2))],
     }),
 }
 
