@@ -62,14 +62,26 @@ private:
   DenseMap<Value, Variance> of;
 };
 
+/// Whether regrouping keeps the op's meaning: an integer add with overflow
+/// flags (nsw/nuw) is not associative (s + t may overflow where neither
+/// original sum did, which the flags make poison).
+bool regroupable(Operation *op) {
+  if (auto addi = dyn_cast<arith::AddIOp>(op))
+    return addi.getOverflowFlags() == arith::IntegerOverflowFlags::none;
+  return true;
+}
+
 /// Regroups `(r + s) + t` into `r + (s + t)` when `r` is recurrent and `s`,
 /// `t` are not, for one associative op kind `OpTy`.
 template <typename OpTy>
 bool regroup(OpTy op, const VarianceAnalysis &variance, RewriterBase &rewriter) {
+  if (!regroupable(op))
+    return false;
   for (unsigned side = 0; side < 2; ++side) {
     Value inner = op->getOperand(side), t = op->getOperand(1 - side);
     auto sum = inner.template getDefiningOp<OpTy>();
     if (!sum || !sum->hasOneUse() || sum->getAttrs() != op->getAttrs() ||
+        !regroupable(sum) ||
         variance.get(t) == Variance::Recurrent)
       continue;
     for (unsigned j = 0; j < 2; ++j) {

@@ -58,3 +58,19 @@ func.func @kept(%xs: tensor<?xf64>, %a0: f64, %b0: f64, %n: index) -> (tensor<?x
   } -> (tensor<?xf64>, tensor<?xf64>)
   return %r#0, %r#1 : tensor<?xf64>, tensor<?xf64>
 }
+
+// NEGATIVE: integer adds with overflow flags are not regrouped: s + c may
+// overflow (poison with nsw) where neither original sum did.
+// CHECK-LABEL: func.func @overflow_flags
+// CHECK:           %[[A:.*]] = arith.addi %{{.*}}, %{{.*}} overflow<nsw> : i32
+// CHECK-NEXT:      %[[B:.*]] = arith.addi %[[A]], %{{.*}} overflow<nsw> : i32
+// CHECK-NEXT:      scan.yield %[[B]]
+func.func @overflow_flags(%n: index, %xs: tensor<?xi32>, %s0: i32, %c: i32) -> tensor<?xi32> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?xi32>) sitsot(%s0 : i32) nonsequences(%c : i32) {
+  ^bb0(%x: i32, %s: i32, %cc: i32):
+    %a = arith.addi %s, %x overflow<nsw> : i32
+    %b = arith.addi %a, %cc overflow<nsw> : i32
+    scan.yield %b : i32
+  } -> (tensor<?xi32>)
+  return %r : tensor<?xi32>
+}
