@@ -24,6 +24,11 @@ static AffineMap withRowDim(AffineMap map) {
 bool RowBatcher::canBatch(Operation *op) {
   if (op->getNumResults() != 1)
     return false;
+  // A rank-0 tensor row (`linalg.dot` into `tensor<f32>`) has no stacked
+  // form: stacked, its rows would be scalars, not `tensor<f32>`.
+  if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+    if (t.getRank() == 0)
+      return false;
   if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
     return op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0 &&
            !op->hasTrait<OpTrait::ConstantLike>();
