@@ -634,47 +634,6 @@ LogicalResult checkLowerable(ScanOp op) {
   return success();
 }
 
-/// The LLVM 22.1 folders of `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x`
-/// build a DenseElementsAttr of the result type, which aborts the process
-/// ("type must have static shape") when the type is a tensor with dynamic
-/// sizes: every later pass that folds (canonicalize, the dialect conversion
-/// of convert-elementwise-to-linalg) would crash. Inlining a scan body makes
-/// such ops out of distinct block arguments (the same value passed twice as a
-/// non-sequence), so the pass rewrites them, in the whole module, into a
-/// `linalg.fill` of their value, which is what the folder means to produce.
-void materializeSelfFolds(ModuleOp module) {
-  SmallVector<Operation *> found;
-  module.walk([&](Operation *op) {
-    if (!isa<arith::XOrIOp, arith::CmpIOp>(op) ||
-        op->getOperand(0) != op->getOperand(1))
-      return;
-    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (type && !type.hasStaticShape())
-      found.push_back(op);
-  });
-  IRRewriter rewriter(module.getContext());
-  for (Operation *op : found) {
-    rewriter.setInsertionPoint(op);
-    Location loc = op->getLoc();
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, loc, op->getOperand(0));
-    Value empty =
-        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
-    TypedAttr value = rewriter.getZeroAttr(type.getElementType());
-    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
-      using P = arith::CmpIPredicate;
-      P p = cmp.getPredicate();
-      bool holds = p == P::eq || p == P::sle || p == P::sge || p == P::ule ||
-                   p == P::uge;
-      value = rewriter.getIntegerAttr(rewriter.getI1Type(), holds);
-    }
-    Value fill = arith::ConstantOp::create(rewriter, loc, value);
-    rewriter.replaceOp(
-        op, linalg::FillOp::create(rewriter, loc, fill, empty).getResult(0));
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Destinations that may become output rows.
 //
@@ -763,6 +722,7 @@ struct ConvertScanToSCFPass
     : scan::impl::ConvertScanToSCFBase<ConvertScanToSCFPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    genericizeFoldHazards(module);
     // Post-order: an inner scan is lowered (into its parent's body) first.
     SmallVector<ScanOp> scans;
     module.walk([&](ScanOp op) { scans.push_back(op); });
@@ -798,3 +758,85 @@ struct ConvertScanToSCFPass
 };
 
 } // namespace
+
+/// The LLVM 22.1 folders of `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x`
+/// build a DenseElementsAttr of the result type, which aborts the process
+/// ("type must have static shape") when the type is a tensor with dynamic
+/// sizes: every later pass that folds (canonicalize, the dialect conversion
+/// of convert-elementwise-to-linalg) would crash. Inlining a scan body makes
+/// such ops out of distinct block arguments (the same value passed twice as a
+/// non-sequence), so the pass rewrites them, in the whole module, into a
+/// `linalg.fill` of their value, which is what the folder means to produce.
+void mlir::scan::materializeSelfFolds(ModuleOp module) {
+  SmallVector<Operation *> found;
+  module.walk([&](Operation *op) {
+    if (!isa<arith::XOrIOp, arith::CmpIOp>(op) ||
+        op->getOperand(0) != op->getOperand(1))
+      return;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (type && !type.hasStaticShape())
+      found.push_back(op);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (Operation *op : found) {
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, op->getOperand(0));
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+    TypedAttr value = rewriter.getZeroAttr(type.getElementType());
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      using P = arith::CmpIPredicate;
+      P p = cmp.getPredicate();
+      bool holds = p == P::eq || p == P::sle || p == P::sge || p == P::ule ||
+                   p == P::uge;
+      value = rewriter.getIntegerAttr(rewriter.getI1Type(), holds);
+    }
+    Value fill = arith::ConstantOp::create(rewriter, loc, value);
+    rewriter.replaceOp(
+        op, linalg::FillOp::create(rewriter, loc, fill, empty).getResult(0));
+  }
+}
+
+
+/// Every `arith.xori` / `arith.cmpi` on a tensor with dynamic sizes becomes
+/// the equivalent elementwise `linalg.generic`: its operands may become one
+/// value in the middle of a canonicalization (`select %c, %x, %x` folds to
+/// `%x`), where materializeSelfFolds cannot intervene, and the upstream
+/// folder then aborts. Inside the generic the ops fold on scalars.
+void mlir::scan::genericizeFoldHazards(ModuleOp module) {
+  SmallVector<Operation *> found;
+  module.walk([&](Operation *op) {
+    if (!isa<arith::XOrIOp, arith::CmpIOp>(op))
+      return;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (type && !type.hasStaticShape())
+      found.push_back(op);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (Operation *op : found) {
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    Value empty = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, op->getOperand(0)),
+        type.getElementType());
+    SmallVector<AffineMap> maps(
+        3, AffineMap::getMultiDimIdentityMap(type.getRank(), op->getContext()));
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, op->getOperands(), ValueRange{empty},
+        maps, iterators, [&](OpBuilder &b, Location nested, ValueRange args) {
+          OperationState state(nested, op->getName());
+          state.addOperands(args.take_front(2));
+          state.addTypes(type.getElementType());
+          state.addAttributes(op->getAttrs());
+          Operation *scalar = b.create(state);
+          linalg::YieldOp::create(b, nested, scalar->getResult(0));
+        });
+    rewriter.replaceOp(op, generic.getResults());
+  }
+}

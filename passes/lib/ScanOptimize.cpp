@@ -38,8 +38,18 @@ struct ScanOptimizePass
   using ScanOptimizeBase::ScanOptimizeBase;
 
   LogicalResult initialize(MLIRContext *context) override {
-    round = std::make_shared<OpPassManager>("builtin.module");
-    return parsePassPipeline(kRound, *round);
+    // One pass manager per pass of the round: the self-folds that abort
+    // upstream folders (see materializeSelfFolds) are rewritten after every
+    // pass, since merging inputs can create them.
+    SmallVector<StringRef> names;
+    kRound.split(names, ',');
+    for (StringRef name : names) {
+      auto pm = std::make_shared<OpPassManager>("builtin.module");
+      if (failed(parsePassPipeline(name, *pm)))
+        return failure();
+      round.push_back(pm);
+    }
+    return success();
   }
 
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -49,17 +59,22 @@ struct ScanOptimizePass
   }
 
   void runOnOperation() override {
+    scan::genericizeFoldHazards(getOperation());
+    scan::materializeSelfFolds(getOperation());
     for (unsigned i = 0; i < maxIterations; ++i) {
       OperationFingerPrint before(getOperation());
-      if (failed(runPipeline(*round, getOperation())))
-        return signalPassFailure();
+      for (std::shared_ptr<OpPassManager> &pm : round) {
+        if (failed(runPipeline(*pm, getOperation())))
+          return signalPassFailure();
+        scan::materializeSelfFolds(getOperation());
+      }
       ++numRounds;
       if (OperationFingerPrint(getOperation()) == before)
         return;
     }
   }
 
-  std::shared_ptr<OpPassManager> round;
+  SmallVector<std::shared_ptr<OpPassManager>> round;
 };
 
 } // namespace

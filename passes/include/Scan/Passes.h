@@ -16,6 +16,18 @@ namespace scan {
 /// scan-to-llvm, ...): what scan-opt and `import mlir_scan` call.
 void registerScanPassesAndPipelines();
 
+/// Rewrites `arith.xori %x, %x` / `arith.cmpi <p>, %x, %x` on tensors with
+/// dynamic sizes into a `linalg.fill` of their value: the LLVM 22.1 folders
+/// of those ops abort the process on such types, and every folding pass
+/// (canonicalize, conversions) would reach them.
+void materializeSelfFolds(ModuleOp module);
+
+/// Rewrites every `arith.xori` / `arith.cmpi` on tensors with dynamic sizes
+/// into an elementwise `linalg.generic`, where folding is safe (operands can
+/// become one value during a canonicalization, after which the upstream
+/// folder aborts).
+void genericizeFoldHazards(ModuleOp module);
+
 #define GEN_PASS_REGISTRATION
 #include "Scan/Passes.h.inc"
 
