@@ -18,7 +18,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir {
@@ -705,6 +707,11 @@ void prepareBody(ScanOp op, RewriterBase &rewriter,
   // Elementwise arith/math ops on tensors become linalg.generic (as the
   // bufferization pipeline does anyway) so that their destinations show.
   walkAndApplyPatterns(op, elementwiseToLinalg);
+  // CSE first: the `cse` after the lowering would merge identical empties and
+  // fills (e.g. two zero destinations of one shape) into one family that the
+  // check below never saw.
+  DominanceInfo dominance(op);
+  eliminateCommonSubExpressions(rewriter, dominance, op);
   Operation *yield = op.getYieldOp();
   SmallVector<tensor::EmptyOp> shared;
   op.getBody().walk([&](tensor::EmptyOp empty) {

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -112,6 +113,20 @@ struct ScanPushOutSeqPass
     }
     if (candidates.empty())
       return;
+    // No rows to batch: with the constant n_steps 0, or a tap that starts at
+    // or past the end of a sequence of static length (possible only when no
+    // step can run), the slices below would get a static offset that the
+    // tensor.extract_slice verifier rejects ("offset 0 is out-of-bounds").
+    APInt constantSteps;
+    if (matchPattern(args.nSteps, m_ConstantInt(&constantSteps)) &&
+        constantSteps.isZero())
+      return;
+    for (ScanArgs::Sequence &s : args.sequences) {
+      auto type = cast<RankedTensorType>(s.outer.getType());
+      int64_t lo = std::min<int64_t>(0, s.taps.front());
+      if (!type.isDynamicDim(0) && s.taps.back() - lo >= type.getDimSize(0))
+        return;
+    }
     // All rows the loop will read, for every tap: rows = max(0, min(n,
     // rows available after the tap's offset)); a too-short sequence keeps
     // failing the scan's own run-time check.
@@ -187,8 +202,17 @@ struct ScanPushOutSeqPass
           args.sequences.push_back({batcher.lookupBatched(r), {0}, {Value()}});
         }
     ScanOp newOp = args.rebuild(rewriter);
-    for (auto [oldValue, index] : replaced)
-      rewriter.replaceAllUsesWith(oldValue, args.sequences[index].inner[0]);
+    for (auto [oldValue, index] : replaced) {
+      Value row = args.sequences[index].inner[0];
+      if (row.getType() != oldValue.getType()) {
+        // A rank-0 tensor (e.g. the result of linalg.dot) batches into a
+        // rank-1 sequence, whose rows are scalars: rebuild the tensor.
+        rewriter.setInsertionPointToStart(&newOp.getBodyBlock());
+        row = tensor::FromElementsOp::create(rewriter, loc, oldValue.getType(),
+                                             ValueRange{row});
+      }
+      rewriter.replaceAllUsesWith(oldValue, row);
+    }
     SmallVector<Operation *> bodyOps;
     for (Operation &bodyOp : newOp.getBodyBlock().without_terminator())
       bodyOps.push_back(&bodyOp);
