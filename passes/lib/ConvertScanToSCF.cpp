@@ -18,9 +18,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir {
@@ -652,7 +651,9 @@ LogicalResult checkLowerable(ScanOp op) {
 //     into `s`) as a sitsot: `s` lived in the sitsot row, which was written
 //     with `tanh(s)` before `s` was copied into the nitsot row;
 //   * `f = fill(empty)`, `a = addi(k, f)` and `b = minsi(f, k)` both computed
-//     into `f`, yielded to two mitmot rows: `b` lived in `a`'s row.
+//     into `f`, yielded to two mitmot rows: `b` lived in `a`'s row. (Such a
+//     shared empty or fill is now first copied for each op, as
+//     scan-fresh-elementwise-inits does after the last CSE.)
 // Every other empty of the body becomes a `bufferization.alloc_tensor`,
 // which `eliminate-empty-tensors` leaves alone (one-shot-bufferize then
 // copies, correctly).
@@ -700,6 +701,40 @@ bool isSafeFamily(Value empty, Operation *yield) {
   return true;
 }
 
+/// Gives every destination-style op of `root` its own copy of a
+/// `tensor.empty` (or `linalg.fill` of one) destination that several ops
+/// share (the same rewrite as scan-fresh-elementwise-inits, which repeats it
+/// after the CSE that merges the copies again).
+void privatizeDestinations(Operation *root, RewriterBase &rewriter) {
+  SmallVector<DestinationStyleOpInterface> users;
+  root->walk([&](DestinationStyleOpInterface dps) {
+    if (dps.hasPureTensorSemantics())
+      users.push_back(dps);
+  });
+  for (DestinationStyleOpInterface dps : users)
+    for (OpOperand &init : dps.getDpsInitsMutable()) {
+      Value shared = init.get();
+      unsigned destinationUsers =
+          llvm::count_if(shared.getUses(), [](OpOperand &use) {
+            auto user = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+            return user && user.isDpsInit(&use);
+          });
+      if (destinationUsers < 2)
+        continue;
+      auto fill = shared.getDefiningOp<linalg::FillOp>();
+      auto empty = fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()
+                        : shared.getDefiningOp<tensor::EmptyOp>();
+      if (!empty)
+        continue;
+      rewriter.setInsertionPoint(dps);
+      IRMapping mapping;
+      Value fresh = rewriter.clone(*empty, mapping)->getResult(0);
+      if (fill)
+        fresh = rewriter.clone(*fill, mapping)->getResult(0);
+      rewriter.modifyOpInPlace(dps, [&] { init.set(fresh); });
+    }
+}
+
 /// Makes the body's destination chains explicit and keeps only exclusive
 /// ones eligible for computing in place in an output row (see above).
 void prepareBody(ScanOp op, RewriterBase &rewriter,
@@ -707,11 +742,11 @@ void prepareBody(ScanOp op, RewriterBase &rewriter,
   // Elementwise arith/math ops on tensors become linalg.generic (as the
   // bufferization pipeline does anyway) so that their destinations show.
   walkAndApplyPatterns(op, elementwiseToLinalg);
-  // CSE first: the `cse` after the lowering would merge identical empties and
-  // fills (e.g. two zero destinations of one shape) into one family that the
-  // check below never saw.
-  DominanceInfo dominance(op);
-  eliminateCommonSubExpressions(rewriter, dominance, op);
+  // A `tensor.empty` (or a `linalg.fill` of one) that several ops take as
+  // their destination reaches eliminate-empty-tensors as one private copy
+  // per op (scan-fresh-elementwise-inits makes them, after the last CSE):
+  // check the families of those copies.
+  privatizeDestinations(op, rewriter);
   Operation *yield = op.getYieldOp();
   SmallVector<tensor::EmptyOp> shared;
   op.getBody().walk([&](tensor::EmptyOp empty) {

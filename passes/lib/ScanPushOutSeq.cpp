@@ -202,17 +202,8 @@ struct ScanPushOutSeqPass
           args.sequences.push_back({batcher.lookupBatched(r), {0}, {Value()}});
         }
     ScanOp newOp = args.rebuild(rewriter);
-    for (auto [oldValue, index] : replaced) {
-      Value row = args.sequences[index].inner[0];
-      if (row.getType() != oldValue.getType()) {
-        // A rank-0 tensor (e.g. the result of linalg.dot) batches into a
-        // rank-1 sequence, whose rows are scalars: rebuild the tensor.
-        rewriter.setInsertionPointToStart(&newOp.getBodyBlock());
-        row = tensor::FromElementsOp::create(rewriter, loc, oldValue.getType(),
-                                             ValueRange{row});
-      }
-      rewriter.replaceAllUsesWith(oldValue, row);
-    }
+    for (auto [oldValue, index] : replaced)
+      rewriter.replaceAllUsesWith(oldValue, args.sequences[index].inner[0]);
     SmallVector<Operation *> bodyOps;
     for (Operation &bodyOp : newOp.getBodyBlock().without_terminator())
       bodyOps.push_back(&bodyOp);

@@ -296,9 +296,11 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     become `linalg.generic` (as `convert-elementwise-to-linalg` does, without
     folding: the LLVM 22.1 folders of `arith.xori %x, %x` and `arith.cmpi <p>,
     %x, %x` abort on tensors with dynamic sizes, and inlining makes such ops
-    from a value passed twice as a non-sequence), the body is CSE'd, and
-    every `tensor.empty` whose destination family feeds more than one yielded
-    row, or a yielded value that is computed into again, becomes
+    from a value passed twice as a non-sequence), a `tensor.empty` (or
+    `linalg.fill` of one) that several ops take as their destination is
+    copied for each of them, and every `tensor.empty` whose destination
+    family feeds more than one yielded row, or a yielded value that is
+    computed into again, becomes
     `bufferization.alloc_tensor`: `eliminate-empty-tensors` would give it one
     output row, which the write of that row (a memref write one-shot-bufferize
     does not see) would clobber while another row still reads it.
