@@ -1365,8 +1365,10 @@ def test_two_rows_computed_into_one_destination(worker):
 
 def test_destinations_merged_by_cse_after_the_lowering(worker):
     """Bug 5: like bug 4, but the two zero fills were distinct in the input and
-    only merged by the `cse` after convert-scan-to-scf (optimize=False): the
-    destination check ran before. The pass now CSEs the body first."""
+    only merged by the `cse` after convert-scan-to-scf (optimize=False), after
+    the destination check. Fixed by scan-fresh-elementwise-inits (main), which
+    gives each op its own copy of a shared fill after the last CSE;
+    convert-scan-to-scf checks the families of those copies."""
     source = """
     func.func @f(%n: index, %buf: tensor<12x3x4xi32>, %a: tensor<3x3xi32>, %b: tensor<3x4xi32>,
                  %c: tensor<4x4xi32>) -> tensor<12x3x4xi32> {
@@ -1429,9 +1431,10 @@ func.func @f(%xs: tensor<2xi32>, %y0: i32) -> tensor<?xi32> {
 def test_push_out_seq_rank0_rows_and_empty_slices(worker, optimize):
     """Bugs 6 and 7 (scan-push-out-seq, found once compile() ran scan-optimize):
     a pushed-out `linalg.dot` result (tensor<f32>) became a scalar sequence row
-    under a `tensor.extract` (invalid IR); with the constant n_steps 0 and a
-    tap past the end of a static sequence the batched slice had a static
-    out-of-bounds offset (verifier error)."""
+    under a `tensor.extract` (invalid IR; fixed on main: RowBatcher does not
+    batch rank-0 rows); with the constant n_steps 0 and a tap past the end of
+    a static sequence, the batched slice had a static out-of-bounds offset
+    (verifier error; push-out-seq now leaves such scans alone)."""
     xs = np.random.default_rng(1).uniform(-1, 1, (4, 3)).astype(np.float32)
     check(worker, Case(PUSH_OUT_DOT, "f", (4, xs, np.float32(0.5)), note="dot"), optimize)
     check(worker, Case(PUSH_OUT_EMPTY, "f", (np.array([3, 4], np.int32), np.int32(1)),
