@@ -35,7 +35,7 @@ Cases run (derandomized: the same programs on every run):
   ``test_zero_and_one_steps`` 30 programs;
 * hand-written: a regression test for every bug found (7 tests, ~16
   programs, several with and without scan-optimize), the ``scan-opt``
-  survival checks (2, and 1 strict xfail: an upstream folder abort), the
+  survival checks (4), the
   run-time errors of SPEC §7 (6 cases, the same Program reused after each),
   argument errors, an error inside a nested scan, and a check that the
   generator covers every feature (200 programs generated, not run).
@@ -1511,28 +1511,16 @@ def _scan_opt() -> str:
     return scan_opt
 
 
+@pytest.mark.parametrize("pipeline", ["--scan-bufferize", "--scan-to-llvm"])
 @pytest.mark.parametrize("name", ["SELF_FOLDS", "FOLDS_TO_SELF"])
-def test_scan_opt_bufferize_survives_self_folds(tmp_path, name):
-    """`scan-opt --scan-bufferize` (convert-scan-to-scf first) used to abort
-    on these programs: convert-scan-to-scf now turns the body's elementwise
-    ops into linalg.generic without folding, before anything folds."""
+def test_scan_opt_survives_self_folds(tmp_path, name, pipeline):
+    """`scan-opt` used to abort on these programs, in convert-elementwise-to-
+    linalg after inlining (`--scan-bufferize`), and in the canonicalize of
+    scan-optimize (`--scan-to-llvm`, like `mlir-opt --canonicalize`). Both
+    passes now turn dynamically shaped xori/cmpi into linalg.generic first."""
     path = tmp_path / "self_folds.mlir"
     path.write_text(globals()[name])
-    proc = subprocess.run([_scan_opt(), str(path), "--scan-bufferize"], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "upstream LLVM 22.1 folder bug, not fixable in this project: `scan-opt --scan-to-llvm` "
-    "starts with scan-optimize, whose canonicalize folds `select %false, %x, %x` to %x and "
-    "then aborts in arith::CmpIOp::fold on `cmpi sgt, %x, %x` of a tensor<?xi64> "
-    "(DenseElementsAttr of a dynamic shape); `mlir-opt --canonicalize` aborts the same way. "
-    "mlir_scan.compile rewrites such ops into linalg.generic before any pass runs."))
-def test_scan_opt_to_llvm_folds_to_self(tmp_path):
-    path = tmp_path / "folds_to_self.mlir"
-    path.write_text(FOLDS_TO_SELF)
-    proc = subprocess.run([_scan_opt(), str(path), "--scan-to-llvm"], capture_output=True,
+    proc = subprocess.run([_scan_opt(), str(path), pipeline], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
