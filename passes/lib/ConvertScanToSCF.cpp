@@ -701,39 +701,6 @@ bool isSafeFamily(Value empty, Operation *yield) {
   return true;
 }
 
-/// Gives every destination-style op of `root` its own copy of a
-/// `tensor.empty` (or `linalg.fill` of one) destination that several ops
-/// share (the same rewrite as scan-fresh-elementwise-inits, which repeats it
-/// after the CSE that merges the copies again).
-void privatizeDestinations(Operation *root, RewriterBase &rewriter) {
-  SmallVector<DestinationStyleOpInterface> users;
-  root->walk([&](DestinationStyleOpInterface dps) {
-    if (dps.hasPureTensorSemantics())
-      users.push_back(dps);
-  });
-  for (DestinationStyleOpInterface dps : users)
-    for (OpOperand &init : dps.getDpsInitsMutable()) {
-      Value shared = init.get();
-      unsigned destinationUsers =
-          llvm::count_if(shared.getUses(), [](OpOperand &use) {
-            auto user = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
-            return user && user.isDpsInit(&use);
-          });
-      if (destinationUsers < 2)
-        continue;
-      auto fill = shared.getDefiningOp<linalg::FillOp>();
-      auto empty = fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()
-                        : shared.getDefiningOp<tensor::EmptyOp>();
-      if (!empty)
-        continue;
-      rewriter.setInsertionPoint(dps);
-      IRMapping mapping;
-      Value fresh = rewriter.clone(*empty, mapping)->getResult(0);
-      if (fill)
-        fresh = rewriter.clone(*fill, mapping)->getResult(0);
-      rewriter.modifyOpInPlace(dps, [&] { init.set(fresh); });
-    }
-}
 
 /// Makes the body's destination chains explicit and keeps only exclusive
 /// ones eligible for computing in place in an output row (see above).

@@ -43,7 +43,10 @@ bool reusable(Value init, Operation *user) {
 /// `tensor.empty` (or `linalg.fill` of one) destination. Shared, one of them
 /// would be turned into an output row by eliminate-empty-tensors and the
 /// others would write the same row.
-void privatizeDestinations(Operation *root, RewriterBase &rewriter) {
+} // namespace
+
+void mlir::scan::privatizeDestinations(Operation *root,
+                                       RewriterBase &rewriter) {
   SmallVector<DestinationStyleOpInterface> users;
   root->walk([&](DestinationStyleOpInterface dps) {
     if (dps.hasPureTensorSemantics())
@@ -72,11 +75,13 @@ void privatizeDestinations(Operation *root, RewriterBase &rewriter) {
     }
 }
 
+namespace {
+
 struct ScanFreshElementwiseInitsPass
     : scan::impl::ScanFreshElementwiseInitsBase<ScanFreshElementwiseInitsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    privatizeDestinations(getOperation(), rewriter);
+    scan::privatizeDestinations(getOperation(), rewriter);
     getOperation().walk([&](linalg::GenericOp op) {
       if (!op.hasPureTensorSemantics() ||
           op.getNumParallelLoops() != op.getNumLoops())

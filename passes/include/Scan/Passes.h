@@ -28,6 +28,11 @@ void materializeSelfFolds(ModuleOp module);
 /// folder aborts).
 void genericizeFoldHazards(ModuleOp module);
 
+/// Gives every destination-style op under `root` its own copy of a
+/// `tensor.empty` (or `linalg.fill` of one) destination that several ops
+/// share (defined in ScanFreshElementwiseInits.cpp).
+void privatizeDestinations(Operation *root, RewriterBase &rewriter);
+
 #define GEN_PASS_REGISTRATION
 #include "Scan/Passes.h.inc"
 
