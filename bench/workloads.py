@@ -246,7 +246,7 @@ def w3_polynomial(dtype, quick: bool, length: int = 100_000) -> Workload:
         %ii = arith.index_cast %i : index to i64
         tensor.yield %ii : i64
       }} : tensor<?xi64>
-      %components = scan.scan steps(%n) sequences(%c, %powers : tensor<?x{t}>, tensor<?xi64>)
+      %components = scan.scan steps(%n) sequences(%c : tensor<?x{t}>, %powers : tensor<?xi64>)
           nonsequences(%x : {t}) {{
       ^bb0(%ci: {t}, %p: i64, %xx: {t}):
         %pf = arith.sitofp %p : i64 to {t}

@@ -10,6 +10,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace {
@@ -29,10 +31,11 @@ constexpr llvm::StringLiteral kBufferize =
     "scan-own-public-results,"
     "buffer-deallocation-pipeline";
 
-/// Buffers -> LLVM dialect.
+/// Buffers -> LLVM dialect; `vectorize` is replaced by the vector inner
+/// loops pass, or by nothing.
 constexpr llvm::StringLiteral kToLLVM =
     "scan-check-lowerable,"
-    "func.func(scan-order-linalg-loops,convert-linalg-to-loops),"
+    "func.func(scan-order-linalg-loops,{vectorize}convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,"
     // libm's tanh is a call per element; the expansion vectorizes.
@@ -53,6 +56,23 @@ void buildPipeline(OpPassManager &pm, llvm::ArrayRef<llvm::StringRef> parts) {
     llvm::report_fatal_error("mlir-scan: invalid built-in pipeline");
 }
 
+struct LoweringOptions : PassPipelineOptions<LoweringOptions> {
+  Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Write vector inner loops for linalg ops "
+                     "(scan-vectorize-linalg-loops); off leaves "
+                     "vectorization to LLVM"),
+      llvm::cl::init(true)};
+};
+
+std::string toLLVM(const LoweringOptions &options) {
+  std::string text = kToLLVM.str();
+  size_t at = text.find("{vectorize}");
+  text.replace(at, strlen("{vectorize}"),
+               options.vectorize ? "scan-vectorize-linalg-loops," : "");
+  return text;
+}
+
 } // namespace
 
 void mlir::scan::registerScanPassesAndPipelines() {
@@ -65,13 +85,27 @@ void mlir::scan::registerScanPassesAndPipelines() {
       [](OpPassManager &pm) {
         buildPipeline(pm, {"convert-scan-to-scf", kBufferize});
       });
+  // The two halves of the lowering after convert-scan-to-scf, by name, so
+  // that `mlir_scan.compile` can stop between them (Program.ir stages).
   PassPipelineRegistration<>(
+      "scan-bufferize-loops",
+      "Bufferize the tensor scf loops convert-scan-to-scf leaves, in place "
+      "(the second half of scan-bufferize)",
+      [](OpPassManager &pm) { buildPipeline(pm, {kBufferize}); });
+  PassPipelineRegistration<LoweringOptions>(
+      "scan-buffers-to-llvm",
+      "Lower the bufferized loops to the LLVM dialect: loop order, vector "
+      "inner loops, then the upstream conversions",
+      [](OpPassManager &pm, const LoweringOptions &options) {
+        buildPipeline(pm, {toLLVM(options)});
+      });
+  PassPipelineRegistration<LoweringOptions>(
       "scan-to-llvm",
       "The whole CPU pipeline: scan-optimize, scans to scf, in-place "
       "bufferization, LLVM dialect (run the result with the JIT or "
       "mlir-runner)",
-      [](OpPassManager &pm) {
+      [](OpPassManager &pm, const LoweringOptions &options) {
         buildPipeline(pm, {"scan-optimize", "convert-scan-to-scf", kBufferize,
-                           kToLLVM});
+                           toLLVM(options)});
       });
 }

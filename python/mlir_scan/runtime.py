@@ -52,23 +52,12 @@ __all__ = ["Program", "compile", "STAGES"]
 #: Stages whose IR :meth:`Program.ir` can show, in pipeline order.
 STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
 
-# Pass pipelines between consecutive stages (textual, as `scan-opt` takes them).
+# Pass pipelines between consecutive stages (textual, as `scan-opt` takes them;
+# the last two are the pipelines registered in passes/lib/Pipelines.cpp).
 _OPTIMIZE = "scan-optimize"
 _TO_SCF = "convert-scan-to-scf,canonicalize,cse"
-_BUFFERIZE = (
-    # CSE would merge the destinations scan-fresh-elementwise-inits makes private.
-    "func.func(convert-elementwise-to-linalg),canonicalize,cse,"
-    "func.func(scan-fresh-elementwise-inits),eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "canonicalize,cse,canonicalize,scan-own-public-results,"
-    "buffer-deallocation-pipeline"
-)
-_TO_LLVM = (
-    "scan-check-lowerable,func.func(scan-order-linalg-loops,convert-linalg-to-loops),expand-strided-metadata,lower-affine,"
-    "convert-scf-to-cf,func.func(math-expand-ops{ops=tanh}),"
-    "convert-math-to-llvm,scan-lower-i1-access,convert-to-llvm,reconcile-unrealized-casts,canonicalize"
-)
+_BUFFERIZE = "scan-bufferize-loops"
+_TO_LLVM = "scan-buffers-to-llvm"
 
 
 def _generic_for_crashing_folds(module: ir.Module) -> None:
@@ -425,7 +414,8 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
 class Program:
     """A compiled module: one callable attribute per public function."""
 
-    def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3):
+    def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
+                 vectorize: bool = True):
         _registration.register_passes()
         self._context = ir.Context()
         text = str(source) if isinstance(source, ir.Module) else source
@@ -441,7 +431,8 @@ class Program:
             else:
                 rewrites = _OPTIMIZE if optimize else ""
             steps = [("optimized", rewrites), ("scf", _TO_SCF),
-                     ("bufferized", _BUFFERIZE), ("llvm", _TO_LLVM)]
+                     ("bufferized", _BUFFERIZE),
+                     ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
             for stage, pipeline in steps:
                 if pipeline:
                     _generic_for_crashing_folds(module)  # before passes that fold
@@ -509,13 +500,16 @@ class Program:
         return self._stages[stage]
 
 
-def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3) -> Program:  # noqa: A001
+def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
+            vectorize: bool = True) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
     ``optimize=False`` skips the scan rewrites (``FAST_COMPILE``), and a string
     runs that pass pipeline instead (e.g. ``"scan-push-out-seq,scan-remove-unused"``),
     which is how the tests compare a program with and without one rewrite.
-    ``opt_level`` is LLVM's optimization level (0-3).
+    ``opt_level`` is LLVM's optimization level (0-3). ``vectorize=False`` leaves
+    the inner loops of linalg ops to LLVM's loop vectorizer instead of
+    ``scan-vectorize-linalg-loops`` (for comparing results and speed).
     """
-    return Program(source, optimize=optimize, opt_level=opt_level)
+    return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize)

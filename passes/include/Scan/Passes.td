@@ -387,6 +387,60 @@ def ScanOrderLinalgLoops : Pass<"scan-order-linalg-loops", "::mlir::func::FuncOp
   ];
 }
 
+def ScanVectorizeLinalgLoops : Pass<"scan-vectorize-linalg-loops", "::mlir::func::FuncOp"> {
+  let summary = "Lower linalg.generic ops on buffers to loops with a vector innermost loop";
+  let description = [{
+    Runs after `scan-order-linalg-loops` and before `convert-linalg-to-loops`,
+    on buffers. A `linalg.generic` whose innermost dimension is the last,
+    unit-stride, dimension of every operand it indexes, and whose body is
+    elementwise `arith`/`math` ops on scalars, becomes scalar loops over the
+    outer dimensions around a vector loop (`vector.load`, the body on
+    vectors, `vector.store`) and a scalar loop for the remainder. Operands
+    the innermost dimension does not index are loaded once per outer
+    iteration and broadcast.
+
+    This is the loop LLVM's vectorizer would write if it could: in a scan
+    step the state read (`h_{t-1}`, a row of the output buffer or the init)
+    and the row written may alias as far as LLVM can tell, so it leaves the
+    loop scalar. Linalg's semantics say that an op's inputs are not written
+    while it runs, which is what this pass relies on; an input that is also
+    an output under a different indexing map is left alone.
+
+    An innermost reduction is vectorized only when the body is
+    `yield %out + X` with `arith.addi`, or with `arith.addf` carrying
+    `fastmath<reassoc>` (which `scan-order-linalg-loops` adds): the partial
+    sums live in a vector (4 registers wide, for independent FMA chains)
+    and are reduced with `vector.reduction` after the vector loop.
+
+    Example (`h^T W` on a 512x512 `W`, after `scan-order-linalg-loops`):
+
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(j, k) -> (k)>,
+                                     affine_map<(j, k) -> (k, j)>,
+                                     affine_map<(j, k) -> (j)>],
+                    iterator_types = ["reduction", "parallel"]} ...
+    ```
+
+    becomes an `scf.for` over `k` that loads `h[k]` once, and an inner
+    `scf.for` over `j` in steps of 8 with `vector.load` of `W[k, j]` and of
+    `y[j]`, an `arith.mulf`/`arith.addf` on `vector<8xf64>` and a
+    `vector.store` to `y[j]`.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "256",
+           "Width of the target's vector registers in bits (vectors are two "
+           "or four registers wide)">
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numParallel", "parallel", "Number of ops with a parallel vector innermost loop">,
+    Statistic<"numReductions", "reductions", "Number of ops with a vector reduction innermost loop">
+  ];
+}
+
 def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::func::FuncOp"> {
   let summary = "Give elementwise linalg ops a tensor.empty destination instead of an input";
   let description = [{

@@ -1,0 +1,363 @@
+//===- ScanVectorizeLinalgLoops.cpp - vector inner loops for linalg -------===//
+//
+// LLVM's loop vectorizer gives up on most scan bodies. The state a step reads
+// and the row it writes are rows of one buffer (or the init, picked at run
+// time), so LLVM cannot prove that the loads and stores of `h^T W` don't
+// alias: the innermost loop stays scalar and reloads `h[k]` every iteration.
+// Linalg's semantics already say what LLVM cannot prove (an op's inputs are
+// not written while it runs), so this pass writes the vector loop itself:
+// after `scan-order-linalg-loops` has made the innermost dimension the
+// contiguous one, a `linalg.generic` on buffers becomes scalar outer loops
+// around a vector loop of `vector.load`/`vector.store` and a scalar
+// remainder loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scan/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir {
+namespace scan {
+#define GEN_PASS_DEF_SCANVECTORIZELINALGLOOPS
+#include "Scan/Passes.h.inc"
+} // namespace scan
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// How one linalg.generic is vectorized.
+struct VectorPlan {
+  /// Elements per vector (a multiple of the hardware's lanes: LLVM splits
+  /// wider vectors into independent registers, which gives a reduction that
+  /// many accumulators).
+  int64_t lanes = 0;
+  /// The innermost dimension is a reduction: the output is accumulated in a
+  /// vector and reduced once after the vector loop.
+  bool reduction = false;
+  /// Per operand: whether the innermost dimension indexes it (its last,
+  /// unit-stride, dimension); the others are loaded once per outer iteration.
+  SmallVector<bool> varies;
+};
+
+bool isScalarElement(Type t) {
+  return isa<FloatType>(t) || (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() > 1);
+}
+
+/// A body op that can run on vectors of its operands, element by element.
+bool isVectorizableBodyOp(Operation &op) {
+  if (isa<arith::ConstantOp>(op))
+    return isScalarElement(op.getResult(0).getType()) ||
+           op.getResult(0).getType().isInteger(1);
+  if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+    return false;
+  if (!op.hasTrait<OpTrait::Elementwise>() ||
+      !op.hasTrait<OpTrait::Vectorizable>() || op.getNumRegions() != 0 ||
+      !isMemoryEffectFree(&op))
+    return false;
+  auto scalar = [](Type t) { return isScalarElement(t) || t.isInteger(1); };
+  return llvm::all_of(op.getOperandTypes(), scalar) &&
+         llvm::all_of(op.getResultTypes(), scalar);
+}
+
+/// Whether `value` is computed (within the body) from `arg`.
+bool dependsOn(Value value, BlockArgument arg) {
+  if (value == arg)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != arg.getOwner())
+    return false;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value v) { return dependsOn(v, arg); });
+}
+
+/// The reduction the innermost loop computes: `yield %out + X` (arith.addi,
+/// or arith.addf allowed to reassociate) with `%out` used nowhere else.
+bool isReassociableAccumulation(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1)
+    return false;
+  BlockArgument out = op.getRegionOutputArgs()[0];
+  Value yielded = op.getBody()->getTerminator()->getOperand(0);
+  Operation *add = yielded.getDefiningOp();
+  if (!add || !out.hasOneUse() || out.getUses().begin()->getOwner() != add)
+    return false;
+  if (auto addf = dyn_cast<arith::AddFOp>(add)) {
+    if (!bitEnumContainsAll(addf.getFastmath(), arith::FastMathFlags::reassoc))
+      return false;
+  } else if (!isa<arith::AddIOp>(add)) {
+    return false;
+  }
+  Value other = add->getOperand(0) == out ? add->getOperand(1) : add->getOperand(0);
+  return other != out && !dependsOn(other, out);
+}
+
+std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
+                                            unsigned vectorBits) {
+  unsigned rank = op.getNumLoops();
+  if (rank == 0 || !op.hasPureBufferSemantics())
+    return std::nullopt;
+  Block *body = op.getBody();
+  unsigned widest = 0;
+  for (Operation &inner : body->without_terminator()) {
+    if (!isVectorizableBodyOp(inner))
+      return std::nullopt;
+    for (Type t : inner.getResultTypes())
+      if (isScalarElement(t))
+        widest = std::max(widest, t.getIntOrFloatBitWidth());
+  }
+
+  VectorPlan plan;
+  unsigned innermost = rank - 1;
+  AffineExpr innerDim = getAffineDimExpr(innermost, op.getContext());
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !isScalarElement(type.getElementType()))
+      return std::nullopt;
+    widest = std::max(widest, type.getElementType().getIntOrFloatBitWidth());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+    bool varies = map.isFunctionOfDim(innermost);
+    if (varies && (map.getResults().back() != innerDim ||
+                   !type.isLastDimUnitStride()))
+      return std::nullopt;
+    plan.varies.push_back(varies);
+  }
+  // An input that is also the output under another indexing map would be
+  // read after this op wrote it: keep the scalar order.
+  for (OpOperand *input : op.getDpsInputOperands())
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (input->get() == init.get() &&
+          op.getMatchingIndexingMap(input) != op.getMatchingIndexingMap(&init))
+        return std::nullopt;
+
+  plan.reduction =
+      op.getIteratorTypesArray()[innermost] == utils::IteratorType::reduction;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (plan.varies[init.getOperandNumber()] == plan.reduction)
+      return std::nullopt;
+  if (plan.reduction && !isReassociableAccumulation(op))
+    return std::nullopt;
+
+  if (widest == 0 || vectorBits / widest < 2)
+    return std::nullopt;
+  // Two registers per step for parallel loops, four independent accumulators
+  // for reductions (an FMA's latency is four times its throughput).
+  plan.lanes = (vectorBits / widest) * (plan.reduction ? 4 : 2);
+  return plan;
+}
+
+/// Emits the loops of one linalg.generic according to `plan`.
+class GenericVectorizer {
+public:
+  GenericVectorizer(linalg::GenericOp op, const VectorPlan &plan)
+      : op(op), plan(plan) {}
+
+  void emit(OpBuilder &b) {
+    Location loc = op.getLoc();
+    SmallVector<Range> ranges(
+        cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc));
+    SmallVector<Value> lbs, ubs, steps;
+    for (Range r : ArrayRef<Range>(ranges).drop_back()) {
+      lbs.push_back(getValueOrCreateConstantIndexOp(b, loc, r.offset));
+      ubs.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+      steps.push_back(getValueOrCreateConstantIndexOp(b, loc, r.stride));
+    }
+    Value size = getValueOrCreateConstantIndexOp(b, loc, ranges.back().size);
+    scf::buildLoopNest(b, loc, lbs, ubs, steps,
+                       [&](OpBuilder &nb, Location l, ValueRange outer) {
+                         emitInnermost(nb, l, outer, size);
+                       });
+  }
+
+private:
+  SmallVector<Value> indices(OpOperand &operand, ValueRange ivs) {
+    SmallVector<Value> result;
+    for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
+      result.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+    return result;
+  }
+
+  /// Clones the body with `args` for its block arguments; scalar arguments
+  /// and constants stay scalar and are broadcast where a vector op uses them.
+  SmallVector<Value> emitBody(OpBuilder &b, Location loc, ValueRange args,
+                              int64_t lanes) {
+    Block *body = op.getBody();
+    IRMapping mapping;
+    mapping.map(body->getArguments(), args);
+    auto vectorOf = [&](Value v) -> Value {
+      if (lanes == 1 || isa<VectorType>(v.getType()))
+        return v;
+      return vector::BroadcastOp::create(
+          b, loc, VectorType::get({lanes}, v.getType()), v);
+    };
+    for (Operation &inner : body->without_terminator()) {
+      bool anyVector = llvm::any_of(inner.getOperands(), [&](Value v) {
+        return isa<VectorType>(mapping.lookupOrDefault(v).getType());
+      });
+      if (!anyVector) {
+        b.clone(inner, mapping);
+        continue;
+      }
+      IRMapping widened;
+      for (Value v : inner.getOperands())
+        widened.map(v, vectorOf(mapping.lookupOrDefault(v)));
+      Operation *clone = b.clone(inner, widened);
+      for (OpResult r : clone->getResults())
+        r.setType(VectorType::get({lanes}, r.getType()));
+      mapping.map(inner.getResults(), clone->getResults());
+    }
+    SmallVector<Value> yielded;
+    for (Value v : body->getTerminator()->getOperands())
+      yielded.push_back(vectorOf(mapping.lookupOrDefault(v)));
+    return yielded;
+  }
+
+  /// The block arguments for one (vector or scalar) iteration: varying
+  /// operands are loaded at `ivs`, the others come from `invariant`.
+  SmallVector<Value> loadArgs(OpBuilder &b, Location loc, ValueRange ivs,
+                              int64_t lanes, ArrayRef<Value> invariant) {
+    SmallVector<Value> args;
+    for (OpOperand &operand : op->getOpOperands()) {
+      unsigned i = operand.getOperandNumber();
+      if (!plan.varies[i] || op.getMatchingBlockArgument(&operand).use_empty()) {
+        args.push_back(invariant[i]);
+        continue;
+      }
+      SmallVector<Value> idx = indices(operand, ivs);
+      Type element = getElementTypeOrSelf(operand.get().getType());
+      if (lanes == 1)
+        args.push_back(memref::LoadOp::create(b, loc, operand.get(), idx));
+      else
+        args.push_back(vector::LoadOp::create(
+            b, loc, VectorType::get({lanes}, element), operand.get(), idx));
+    }
+    return args;
+  }
+
+  void storeResults(OpBuilder &b, Location loc, ValueRange ivs,
+                    ValueRange values, int64_t lanes) {
+    for (auto [init, value] : llvm::zip(op.getDpsInitsMutable(), values)) {
+      SmallVector<Value> idx = indices(init, ivs);
+      if (lanes == 1)
+        memref::StoreOp::create(b, loc, value, init.get(), idx);
+      else
+        vector::StoreOp::create(b, loc, value, init.get(), idx);
+    }
+  }
+
+  void emitInnermost(OpBuilder &b, Location loc, ValueRange outer, Value size) {
+    // Operands that don't vary along the innermost loop: one scalar load per
+    // outer iteration (the output of a reduction is its running value).
+    SmallVector<Value> ivs(outer.begin(), outer.end());
+    ivs.push_back(Value()); // no innermost index for these loads
+    SmallVector<Value> invariant;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (plan.varies[operand.getOperandNumber()] ||
+          op.getMatchingBlockArgument(&operand).use_empty()) {
+        invariant.push_back(Value());
+        continue;
+      }
+      invariant.push_back(
+          memref::LoadOp::create(b, loc, operand.get(), indices(operand, ivs)));
+    }
+
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value lanes = arith::ConstantIndexOp::create(b, loc, plan.lanes);
+    Value vectorEnd = arith::SubIOp::create(
+        b, loc, size, arith::RemUIOp::create(b, loc, size, lanes));
+
+    if (!plan.reduction) {
+      auto forEach = [&](Value lb, Value step, int64_t width) {
+        scf::ForOp::create(
+            b, loc, lb, width == 1 ? size : vectorEnd, step, ValueRange(),
+            [&](OpBuilder &lb2, Location l, Value iv, ValueRange) {
+              ivs.back() = iv;
+              SmallVector<Value> args = loadArgs(lb2, l, ivs, width, invariant);
+              storeResults(lb2, l, ivs, emitBody(lb2, l, args, width), width);
+              scf::YieldOp::create(lb2, l);
+            });
+      };
+      forEach(zero, lanes, plan.lanes);
+      forEach(vectorEnd, one, 1);
+      return;
+    }
+
+    // Reduction: a vector of partial sums over the vector loop, reduced into
+    // the output's value, then the remainder added one element at a time.
+    OpOperand &init = op.getDpsInitsMutable()[0];
+    unsigned outIndex = init.getOperandNumber();
+    Type element = getElementTypeOrSelf(init.get().getType());
+    VectorType accType = VectorType::get({plan.lanes}, element);
+    Attribute neutral =
+        isa<FloatType>(element)
+            ? Attribute(b.getFloatAttr(element, -0.0))
+            : Attribute(b.getIntegerAttr(element, 0));
+    Value accInit = arith::ConstantOp::create(
+        b, loc, accType, DenseElementsAttr::get(accType, neutral));
+    auto vectorLoop = scf::ForOp::create(
+        b, loc, zero, vectorEnd, lanes, ValueRange{accInit},
+        [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
+          ivs.back() = iv;
+          SmallVector<Value> inv(invariant);
+          inv[outIndex] = acc[0];
+          SmallVector<Value> args = loadArgs(lb2, l, ivs, plan.lanes, inv);
+          scf::YieldOp::create(lb2, l, emitBody(lb2, l, args, plan.lanes));
+        });
+    arith::FastMathFlags flags = arith::FastMathFlags::none;
+    Operation *add = op.getBody()->getTerminator()->getOperand(0).getDefiningOp();
+    if (auto addf = dyn_cast<arith::AddFOp>(add))
+      flags = addf.getFastmath();
+    Value reduced = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, vectorLoop.getResult(0),
+        invariant[outIndex], flags);
+    auto tailLoop = scf::ForOp::create(
+        b, loc, vectorEnd, size, one, ValueRange{reduced},
+        [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
+          ivs.back() = iv;
+          SmallVector<Value> inv(invariant);
+          inv[outIndex] = acc[0];
+          SmallVector<Value> args = loadArgs(lb2, l, ivs, 1, inv);
+          scf::YieldOp::create(lb2, l, emitBody(lb2, l, args, 1));
+        });
+    ivs.back() = Value();
+    memref::StoreOp::create(b, loc, tailLoop.getResult(0), init.get(),
+                            indices(init, ivs));
+  }
+
+  linalg::GenericOp op;
+  const VectorPlan &plan;
+};
+
+struct ScanVectorizeLinalgLoopsPass
+    : scan::impl::ScanVectorizeLinalgLoopsBase<ScanVectorizeLinalgLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics) {
+      std::optional<VectorPlan> plan = planVectorization(op, vectorBits);
+      if (!plan)
+        continue;
+      OpBuilder b(op);
+      GenericVectorizer(op, *plan).emit(b);
+      op.erase();
+      ++(plan->reduction ? numReductions : numParallel);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,177 @@
+// RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-vectorize-linalg-loops))" -split-input-file | FileCheck %s
+// RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-vectorize-linalg-loops{vector-bits=128}))" -split-input-file | FileCheck %s --check-prefix=NARROW
+
+// The RNN step after scan-order-linalg-loops: out[j] += h[k] * W[k, j] with j
+// innermost. h[k] is loaded once per k, outside the vector loop, even though
+// h has a dynamic stride (it is the state view); W and out are unit-stride.
+// CHECK-LABEL: func.func @vecmat
+// CHECK-SAME:    (%[[H:.*]]: memref<16xf64, strided<[?], offset: ?>>, %[[W:.*]]: memref<16x30xf64>, %[[O:.*]]: memref<30xf64, strided<[1], offset: ?>>)
+// CHECK:         scf.for %[[K:.*]] =
+// CHECK-NEXT:      %[[HK:.*]] = memref.load %[[H]][%[[K]]]
+// CHECK:           %[[REM:.*]] = arith.remui %{{.*}}, %[[C8:.*]] : index
+// CHECK:           %[[END:.*]] = arith.subi %{{.*}}, %[[REM]] : index
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %[[END]] step %[[C8]] {
+// CHECK-DAG:         %[[WV:.*]] = vector.load %[[W]][%[[K]], %[[J]]] : memref<16x30xf64>, vector<8xf64>
+// CHECK-DAG:         %[[OV:.*]] = vector.load %[[O]][%[[J]]] : {{.*}}, vector<8xf64>
+// CHECK-DAG:         %[[HB:.*]] = vector.broadcast %[[HK]] : f64 to vector<8xf64>
+// CHECK:             %[[M:.*]] = arith.mulf %[[HB]], %[[WV]] fastmath<contract> : vector<8xf64>
+// CHECK:             %[[A:.*]] = arith.addf %[[OV]], %[[M]] fastmath<contract> : vector<8xf64>
+// CHECK:             vector.store %[[A]], %[[O]][%[[J]]]
+// CHECK:           }
+// The remainder (30 = 3 * 8 + 6) runs on scalars.
+// CHECK:           scf.for %[[J2:.*]] = %[[END]] to %{{.*}} step %{{.*}} {
+// CHECK:             memref.load %[[W]][%[[K]], %[[J2]]]
+// CHECK:             arith.mulf %[[HK]], %{{.*}} fastmath<contract> : f64
+// CHECK:             memref.store
+// CHECK-NOT:     linalg.generic
+// NARROW-LABEL: func.func @vecmat
+// NARROW:         vector.load {{.*}} vector<4xf64>
+func.func @vecmat(%h: memref<16xf64, strided<[?], offset: ?>>, %w: memref<16x30xf64>,
+                  %o: memref<30xf64, strided<[1], offset: ?>>) {
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k)>, affine_map<(k, j) -> (k, j)>,
+                                   affine_map<(k, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%h, %w : memref<16xf64, strided<[?], offset: ?>>, memref<16x30xf64>)
+      outs(%o : memref<30xf64, strided<[1], offset: ?>>) {
+  ^bb0(%a: f64, %b: f64, %c: f64):
+    %m = arith.mulf %a, %b fastmath<contract> : f64
+    %s = arith.addf %c, %m fastmath<contract> : f64
+    linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// Elementwise with a dynamic size, a constant and a comparison: constants
+// stay scalar and are broadcast; i1 intermediates become vector<i1>; f32
+// gets 16 lanes (two 256-bit registers).
+// CHECK-LABEL: func.func @relu_scale
+// CHECK:         %[[N:.*]] = memref.dim
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
+// CHECK:           %[[X:.*]] = vector.load %{{.*}}[%[[J]]] : memref<?xf32>, vector<16xf32>
+// CHECK:           %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           %[[ZB:.*]] = vector.broadcast %[[Z]] : f32 to vector<16xf32>
+// CHECK:           %[[C:.*]] = arith.cmpf ogt, %[[X]], %[[ZB]] : vector<16xf32>
+// CHECK:           %[[S:.*]] = arith.select %[[C]], %[[X]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:           vector.store %{{.*}}, %{{.*}}[%[[J]]] : memref<?xf32>, vector<16xf32>
+// CHECK:         scf.for
+// CHECK:           arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
+func.func @relu_scale(%x: memref<?xf32>, %y: memref<?xf32>, %scale: f32) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %z = arith.constant 0.0 : f32
+    %c = arith.cmpf ogt, %a, %z : f32
+    %s = arith.select %c, %a, %z : f32
+    %m = arith.mulf %s, %scale : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A row-major matvec: the innermost loop is a reassociable reduction. Partial
+// sums live in a vector<16xf64> (four registers), reduced into out[i] after
+// the vector loop; the remainder continues from that value.
+// CHECK-LABEL: func.func @matvec
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK:           %[[OUT:.*]] = memref.load %{{.*}}[%[[I]]] : memref<8xf64>
+// CHECK:           %[[ZERO:.*]] = arith.constant dense<-0.000000e+00> : vector<16xf64>
+// CHECK:           %[[ACC:.*]] = scf.for %{{.*}} iter_args(%[[P:.*]] = %[[ZERO]]) -> (vector<16xf64>) {
+// CHECK:             %[[M:.*]] = arith.mulf {{.*}} : vector<16xf64>
+// CHECK:             %[[S:.*]] = arith.addf %[[P]], %[[M]] fastmath<reassoc,contract> : vector<16xf64>
+// CHECK:             scf.yield %[[S]]
+// CHECK:           %[[R:.*]] = vector.reduction <add>, %[[ACC]], %[[OUT]] fastmath<reassoc,contract> : vector<16xf64> into f64
+// CHECK:           %[[T:.*]] = scf.for %{{.*}} iter_args(%[[Q:.*]] = %[[R]]) -> (f64) {
+// CHECK:             arith.addf %[[Q]], %{{.*}} : f64
+// CHECK:           memref.store %[[T]], %{{.*}}[%[[I]]] : memref<8xf64>
+func.func @matvec(%a: memref<8x40xf64>, %x: memref<40xf64>, %o: memref<8xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %x : memref<8x40xf64>, memref<40xf64>) outs(%o : memref<8xf64>) {
+  ^bb0(%p: f64, %q: f64, %r: f64):
+    %m = arith.mulf %p, %q fastmath<reassoc,contract> : f64
+    %s = arith.addf %r, %m fastmath<reassoc,contract> : f64
+    linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// Integer sums are exact in any order: no fastmath flag is needed.
+// CHECK-LABEL: func.func @int_sum
+// CHECK:         vector.reduction <add>, %{{.*}}, %{{.*}} : vector<16xi64> into i64
+func.func @int_sum(%x: memref<?xi64>, %o: memref<i64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<?xi64>) outs(%o : memref<i64>) {
+  ^bb0(%a: i64, %b: i64):
+    %s = arith.addi %b, %a : i64
+    linalg.yield %s : i64
+  }
+  return
+}
+
+// -----
+
+// Left for convert-linalg-to-loops, each for its own reason.
+// CHECK-LABEL: func.func @not_vectorized
+// CHECK-COUNT-6: linalg.generic
+// CHECK-NOT:     vector.
+func.func @not_vectorized(%x: memref<?xf64>, %m: memref<8x8xf64>, %s: memref<8xf64, strided<[2]>>,
+                          %b: memref<?xi1>, %o: memref<f64>, %i: memref<?xindex>) {
+  // A float reduction that may not be reassociated.
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<?xf64>) outs(%o : memref<f64>) {
+  ^bb0(%a: f64, %c: f64):
+    %r = arith.addf %c, %a : f64
+    linalg.yield %r : f64
+  }
+  // The innermost dimension is not the last of the operand (a transpose read).
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%m : memref<8x8xf64>) outs(%m : memref<8x8xf64>) {
+  ^bb0(%a: f64, %c: f64):
+    linalg.yield %a : f64
+  }
+  // A stride of 2.
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%s : memref<8xf64, strided<[2]>>) outs(%s : memref<8xf64, strided<[2]>>) {
+  ^bb0(%a: f64, %c: f64):
+    %r = arith.mulf %a, %a : f64
+    linalg.yield %r : f64
+  }
+  // i1 elements in memory (scan-lower-i1-access handles their loads).
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%b : memref<?xi1>) outs(%b : memref<?xi1>) {
+  ^bb0(%a: i1, %c: i1):
+    %r = arith.xori %a, %c : i1
+    linalg.yield %r : i1
+  }
+  // The body reads the iteration index.
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      outs(%x : memref<?xf64>) {
+  ^bb0(%c: f64):
+    %j = linalg.index 0 : index
+    %k = arith.index_cast %j : index to i64
+    %f = arith.sitofp %k : i64 to f64
+    linalg.yield %f : f64
+  }
+  // Index elements have no fixed width.
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      outs(%i : memref<?xindex>) {
+  ^bb0(%c: index):
+    linalg.yield %c : index
+  }
+  return
+}

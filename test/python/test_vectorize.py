@@ -1,0 +1,197 @@
+"""scan-vectorize-linalg-loops keeps results: each program compiled with and without it.
+
+``mlir_scan.compile(..., vectorize=False)`` leaves the inner loops of linalg ops
+to LLVM's loop vectorizer; the default writes them as vector loops
+(``scan-vectorize-linalg-loops``). Both builds run on the same arguments and are
+compared with each other and with a NumPy loop, for sizes on both sides of the
+vector width (a remainder of every length, a size smaller than one vector) and
+every element type the pass handles. Parallel inner loops must agree to the
+last bit up to FMA contraction; vectorized reductions are reassociated, so they
+agree within rounding.
+
+The check that the pass fires at all: the LLVM-stage IR has vector types with
+it and none without it (LLVM's own vectorizer runs later, on LLVM IR).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlir_scan
+
+SIZES = [1, 3, 4, 7, 8, 9, 16, 17, 33]
+
+
+def _type(dtype) -> str:
+    return {np.float64: "f64", np.float32: "f32", np.int64: "i64", np.int32: "i32"}[np.dtype(dtype).type]
+
+
+def _tolerance(dtype) -> dict:
+    return {"rtol": 1e-12, "atol": 1e-12} if dtype == np.float64 else {"rtol": 2e-5, "atol": 1e-5}
+
+
+def _both(source: str):
+    return mlir_scan.compile(source), mlir_scan.compile(source, vectorize=False)
+
+
+def rnn_source(h: int, i: int, t: str, contraction: str) -> str:
+    """An Elman step h' = tanh(h W + x U + b) with `linalg.vecmat` (j innermost,
+    a parallel vector loop) or `linalg.matvec` on W^T (a vector reduction)."""
+    if contraction == "vecmat":
+        wh = f"linalg.vecmat ins(%h, %w : tensor<{h}x{t}>, tensor<{h}x{h}x{t}>) outs(%f : tensor<{h}x{t}>) -> tensor<{h}x{t}>"
+    else:
+        wh = f"linalg.matvec ins(%w, %h : tensor<{h}x{h}x{t}>, tensor<{h}x{t}>) outs(%f : tensor<{h}x{t}>) -> tensor<{h}x{t}>"
+    return f"""
+    func.func @rnn(%xs: tensor<?x{i}x{t}>, %h0: tensor<{h}x{t}>, %W: tensor<{h}x{h}x{t}>,
+                   %U: tensor<{i}x{h}x{t}>, %b: tensor<{h}x{t}>) -> tensor<?x{h}x{t}> {{
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %xs, %c0 : tensor<?x{i}x{t}>
+      %r = scan.scan steps(%n) sequences(%xs : tensor<?x{i}x{t}>) sitsot(%h0 : tensor<{h}x{t}>)
+          nonsequences(%W, %U, %b : tensor<{h}x{h}x{t}>, tensor<{i}x{h}x{t}>, tensor<{h}x{t}>) {{
+      ^bb0(%x: tensor<{i}x{t}>, %h: tensor<{h}x{t}>, %w: tensor<{h}x{h}x{t}>,
+           %u: tensor<{i}x{h}x{t}>, %bb: tensor<{h}x{t}>):
+        %e = tensor.empty() : tensor<{h}x{t}>
+        %z = arith.constant 0.0 : {t}
+        %f = linalg.fill ins(%z : {t}) outs(%e : tensor<{h}x{t}>) -> tensor<{h}x{t}>
+        %wh = {wh}
+        %ux = linalg.vecmat ins(%x, %u : tensor<{i}x{t}>, tensor<{i}x{h}x{t}>) outs(%f : tensor<{h}x{t}>) -> tensor<{h}x{t}>
+        %s = arith.addf %wh, %ux : tensor<{h}x{t}>
+        %sb = arith.addf %s, %bb : tensor<{h}x{t}>
+        %next = math.tanh %sb : tensor<{h}x{t}>
+        scan.yield %next : tensor<{h}x{t}>
+      }} -> (tensor<?x{h}x{t}>)
+      return %r : tensor<?x{h}x{t}>
+    }}"""
+
+
+@pytest.mark.parametrize("contraction", ["vecmat", "matvec"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("hidden", SIZES)
+def test_rnn_step(hidden, dtype, contraction):
+    inputs, steps = 5, 6
+    rng = np.random.default_rng(hidden)
+    xs = rng.standard_normal((steps, inputs)).astype(dtype)
+    h0 = rng.standard_normal(hidden).astype(dtype)
+    W = (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(dtype)
+    U = rng.standard_normal((inputs, hidden)).astype(dtype)
+    b = rng.standard_normal(hidden).astype(dtype)
+    vectorized, scalar = _both(rnn_source(hidden, inputs, _type(dtype), contraction))
+    got, baseline = vectorized.rnn(xs, h0, W, U, b), scalar.rnn(xs, h0, W, U, b)
+
+    h, expected = h0.astype(np.float64), []
+    Wt = W.astype(np.float64) if contraction == "vecmat" else W.astype(np.float64).T
+    for x in xs.astype(np.float64):
+        h = np.tanh(h @ Wt + x @ U + b)
+        expected.append(h)
+    np.testing.assert_allclose(got, baseline, **_tolerance(dtype))
+    np.testing.assert_allclose(got, np.array(expected), **_tolerance(dtype))
+
+
+def elementwise_source(t: str, n: int) -> str:
+    """A cumulative recurrence whose body mixes arithmetic, a comparison and a
+    select, a constant, a non-sequence scalar and (for integers) division."""
+    is_float = t.startswith("f")
+    zero = "0.0" if is_float else "0"
+    add, mul, div, cmp = ("addf", "mulf", "divf", "cmpf ogt") if is_float else ("addi", "muli", "divsi", "cmpi sgt")
+    return f"""
+    func.func @f(%xs: tensor<?x{n}x{t}>, %a0: tensor<{n}x{t}>, %k: {t}, %d: tensor<{n}x{t}>) -> tensor<?x{n}x{t}> {{
+      %c0 = arith.constant 0 : index
+      %steps = tensor.dim %xs, %c0 : tensor<?x{n}x{t}>
+      %r = scan.scan steps(%steps) sequences(%xs : tensor<?x{n}x{t}>) sitsot(%a0 : tensor<{n}x{t}>)
+          nonsequences(%k, %d : {t}, tensor<{n}x{t}>) {{
+      ^bb0(%x: tensor<{n}x{t}>, %a: tensor<{n}x{t}>, %kk: {t}, %dd: tensor<{n}x{t}>):
+        %e = tensor.empty() : tensor<{n}x{t}>
+        %y = linalg.generic {{indexing_maps = [affine_map<(j) -> (j)>, affine_map<(j) -> (j)>,
+                                              affine_map<(j) -> (j)>, affine_map<(j) -> (j)>],
+                              iterator_types = ["parallel"]}}
+            ins(%x, %a, %dd : tensor<{n}x{t}>, tensor<{n}x{t}>, tensor<{n}x{t}>) outs(%e : tensor<{n}x{t}>) {{
+        ^bb1(%xi: {t}, %ai: {t}, %di: {t}, %o: {t}):
+          %z = arith.constant {zero} : {t}
+          %p = arith.{cmp}, %xi, %z : {t}
+          %m = arith.{mul} %xi, %kk : {t}
+          %q = arith.{div} %m, %di : {t}
+          %s = arith.select %p, %q, %xi : {t}
+          %v = arith.{add} %ai, %s : {t}
+          linalg.yield %v : {t}
+        }} -> tensor<{n}x{t}>
+        scan.yield %y : tensor<{n}x{t}>
+      }} -> (tensor<?x{n}x{t}>)
+      return %r : tensor<?x{n}x{t}>
+    }}"""
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("n", SIZES)
+def test_elementwise_body(n, dtype):
+    rng = np.random.default_rng(n)
+    steps = 7
+    if np.issubdtype(dtype, np.integer):
+        xs = rng.integers(-50, 50, (steps, n)).astype(dtype)
+        a0 = rng.integers(-50, 50, n).astype(dtype)
+        d = rng.choice([-3, -2, 1, 2, 5], n).astype(dtype)  # never zero
+        k = dtype(3)
+    else:
+        xs = rng.standard_normal((steps, n)).astype(dtype)
+        a0 = rng.standard_normal(n).astype(dtype)
+        d = rng.uniform(0.5, 2.0, n).astype(dtype)
+        k = dtype(1.5)
+    vectorized, scalar = _both(elementwise_source(_type(dtype), n))
+    got, baseline = vectorized.f(xs, a0, k, d), scalar.f(xs, a0, k, d)
+
+    a, expected = a0.copy(), []
+    for x in xs:
+        if np.issubdtype(dtype, np.integer):
+            q = np.trunc((x * k).astype(np.float64) / d).astype(dtype)  # divsi rounds toward zero
+        else:
+            q = (x * k) / d
+        a = a + np.where(x > 0, q, x)
+        expected.append(a)
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, baseline)
+        np.testing.assert_array_equal(got, np.array(expected))
+    else:
+        np.testing.assert_array_equal(got, baseline)  # no reduction: same ops per element
+        np.testing.assert_allclose(got, np.array(expected), **_tolerance(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 70])
+def test_dot_reduction(n, dtype):
+    """Integer dot products are vectorized exactly; float ones within rounding."""
+    t = _type(dtype)
+    source = f"""
+    func.func @dots(%xs: tensor<?x{n}x{t}>, %w: tensor<{n}x{t}>) -> tensor<?x{t}> {{
+      %c0 = arith.constant 0 : index
+      %steps = tensor.dim %xs, %c0 : tensor<?x{n}x{t}>
+      %r = scan.scan steps(%steps) sequences(%xs : tensor<?x{n}x{t}>) nonsequences(%w : tensor<{n}x{t}>) {{
+      ^bb0(%x: tensor<{n}x{t}>, %ww: tensor<{n}x{t}>):
+        %e = tensor.empty() : tensor<{t}>
+        %z = arith.constant {"0.0" if t.startswith("f") else "0"} : {t}
+        %f = linalg.fill ins(%z : {t}) outs(%e : tensor<{t}>) -> tensor<{t}>
+        %d = linalg.dot ins(%x, %ww : tensor<{n}x{t}>, tensor<{n}x{t}>) outs(%f : tensor<{t}>) -> tensor<{t}>
+        %s = tensor.extract %d[] : tensor<{t}>
+        scan.yield %s : {t}
+      }} -> (tensor<?x{t}>)
+      return %r : tensor<?x{t}>
+    }}"""
+    rng = np.random.default_rng(n)
+    if np.issubdtype(dtype, np.integer):
+        xs, w = rng.integers(-9, 9, (4, n)).astype(dtype), rng.integers(-9, 9, n).astype(dtype)
+    else:
+        xs, w = rng.standard_normal((4, n)).astype(dtype), rng.standard_normal(n).astype(dtype)
+    vectorized, scalar = _both(source)
+    got, baseline = vectorized.dots(xs, w), scalar.dots(xs, w)
+    expected = xs @ w
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(baseline, expected)
+    else:
+        np.testing.assert_allclose(got, baseline, **_tolerance(dtype))
+        np.testing.assert_allclose(got, expected, **_tolerance(dtype))
+
+
+def test_pass_fires_only_when_asked():
+    vectorized, scalar = _both(rnn_source(16, 4, "f64", "vecmat"))
+    assert "vector<" in vectorized.ir("llvm")
+    assert "vector<" not in scalar.ir("llvm")
