@@ -38,8 +38,8 @@ constexpr llvm::StringLiteral kToLLVM =
     "func.func(scan-order-linalg-loops,{vectorize}convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,"
     "convert-scf-to-cf,"
-    // libm's tanh is a call per element; the expansion vectorizes.
-    "func.func(math-expand-ops{ops=tanh}),"
+    // libm's tanh is a call per element; the expansions vectorize.
+    "func.func(scan-expand-tanh,math-expand-ops{ops=tanh}),"
     "convert-math-to-llvm,"
     "scan-lower-i1-access,"
     "convert-to-llvm,"

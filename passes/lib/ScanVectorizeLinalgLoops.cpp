@@ -49,6 +49,9 @@ struct VectorPlan {
   /// Per operand: whether the innermost dimension indexes it (its last,
   /// unit-stride, dimension); the others are loaded once per outer iteration.
   SmallVector<bool> varies;
+  /// How many iterations of the reduction dimension just outside a parallel
+  /// innermost one run per pass over the innermost loop (1: no unrolling).
+  int64_t unroll = 1;
 };
 
 bool isScalarElement(Type t) {
@@ -155,6 +158,15 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
   // Two registers per step for parallel loops, four independent accumulators
   // for reductions (an FMA's latency is four times its throughput).
   plan.lanes = (vectorBits / widest) * (plan.reduction ? 4 : 2);
+
+  // `out[j] += h[k] * W[k, j]`: four k per pass over j keep out[j] in
+  // registers across four FMAs instead of a load and a store for each.
+  if (!plan.reduction && rank >= 2 &&
+      op.getIteratorTypesArray()[rank - 2] == utils::IteratorType::reduction &&
+      llvm::none_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        return op.getMatchingIndexingMap(&init).isFunctionOfDim(rank - 2);
+      }))
+    plan.unroll = 4;
   return plan;
 }
 
@@ -168,20 +180,46 @@ public:
     Location loc = op.getLoc();
     SmallVector<Range> ranges(
         cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc));
-    SmallVector<Value> lbs, ubs, steps;
-    for (Range r : ArrayRef<Range>(ranges).drop_back()) {
-      lbs.push_back(getValueOrCreateConstantIndexOp(b, loc, r.offset));
-      ubs.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-      steps.push_back(getValueOrCreateConstantIndexOp(b, loc, r.stride));
-    }
-    Value size = getValueOrCreateConstantIndexOp(b, loc, ranges.back().size);
-    scf::buildLoopNest(b, loc, lbs, ubs, steps,
-                       [&](OpBuilder &nb, Location l, ValueRange outer) {
-                         emitInnermost(nb, l, outer, size);
-                       });
+    SmallVector<Value> sizes;
+    for (Range r : ranges)
+      sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+    unsigned rank = ranges.size();
+    unsigned nest = plan.unroll > 1 ? rank - 2 : rank - 1;
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    SmallVector<Value> lbs(nest, zero), steps(nest, one);
+    scf::buildLoopNest(
+        b, loc, lbs, ArrayRef<Value>(sizes).take_front(nest), steps,
+        [&](OpBuilder &nb, Location l, ValueRange outer) {
+          if (plan.unroll == 1)
+            return emitInnermost(nb, l, outer, sizes.back(), 1);
+          // Unroll-and-jam the reduction loop just outside the innermost
+          // one: each vector of the output stays in registers for `unroll`
+          // of its updates (in order, so results are unchanged).
+          Value k = sizes[rank - 2];
+          Value step = arith::ConstantIndexOp::create(nb, l, plan.unroll);
+          Value end = roundDown(nb, l, k, step);
+          auto loopOver = [&](Value lb, Value ub, Value st, int64_t unroll) {
+            scf::ForOp::create(
+                nb, l, lb, ub, st, ValueRange(),
+                [&](OpBuilder &ib, Location il, Value iv, ValueRange) {
+                  SmallVector<Value> ivs(outer.begin(), outer.end());
+                  ivs.push_back(iv);
+                  emitInnermost(ib, il, ivs, sizes.back(), unroll);
+                  scf::YieldOp::create(ib, il);
+                });
+          };
+          loopOver(zero, end, step, plan.unroll);
+          loopOver(end, k, one, 1);
+        });
   }
 
 private:
+  static Value roundDown(OpBuilder &b, Location loc, Value size, Value step) {
+    return arith::SubIOp::create(b, loc, size,
+                                 arith::RemUIOp::create(b, loc, size, step));
+  }
+
   SmallVector<Value> indices(OpOperand &operand, ValueRange ivs) {
     SmallVector<Value> result;
     for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
@@ -224,13 +262,36 @@ private:
     return yielded;
   }
 
+  /// Scalar loads of the operands the innermost loop does not index (one
+  /// per outer iteration; null for the others and for unused operands).
+  SmallVector<Value> loadInvariants(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> ivs) {
+    SmallVector<Value> invariant;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (plan.varies[operand.getOperandNumber()] ||
+          op.getMatchingBlockArgument(&operand).use_empty()) {
+        invariant.push_back(Value());
+        continue;
+      }
+      invariant.push_back(
+          memref::LoadOp::create(b, loc, operand.get(), indices(operand, ivs)));
+    }
+    return invariant;
+  }
+
   /// The block arguments for one (vector or scalar) iteration: varying
-  /// operands are loaded at `ivs`, the others come from `invariant`.
+  /// operands are loaded at `ivs`, the others come from `invariant`;
+  /// `outputs`, when given, replaces the output arguments (a chained update).
   SmallVector<Value> loadArgs(OpBuilder &b, Location loc, ValueRange ivs,
-                              int64_t lanes, ArrayRef<Value> invariant) {
+                              int64_t lanes, ArrayRef<Value> invariant,
+                              ValueRange outputs = {}) {
     SmallVector<Value> args;
     for (OpOperand &operand : op->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
+      if (!outputs.empty() && op.isDpsInit(&operand)) {
+        args.push_back(outputs[i - op.getNumDpsInputs()]);
+        continue;
+      }
       if (!plan.varies[i] || op.getMatchingBlockArgument(&operand).use_empty()) {
         args.push_back(invariant[i]);
         continue;
@@ -257,48 +318,55 @@ private:
     }
   }
 
-  void emitInnermost(OpBuilder &b, Location loc, ValueRange outer, Value size) {
-    // Operands that don't vary along the innermost loop: one scalar load per
-    // outer iteration (the output of a reduction is its running value).
-    SmallVector<Value> ivs(outer.begin(), outer.end());
-    ivs.push_back(Value()); // no innermost index for these loads
-    SmallVector<Value> invariant;
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (plan.varies[operand.getOperandNumber()] ||
-          op.getMatchingBlockArgument(&operand).use_empty()) {
-        invariant.push_back(Value());
-        continue;
-      }
-      invariant.push_back(
-          memref::LoadOp::create(b, loc, operand.get(), indices(operand, ivs)));
+  /// The innermost loop for fixed outer indices `outer` (all dimensions but
+  /// the innermost). With `unroll` > 1, `outer`'s last index is the first of
+  /// `unroll` consecutive values of the reduction dimension before the
+  /// innermost one, applied to each output vector one after the other.
+  void emitInnermost(OpBuilder &b, Location loc, ValueRange outer, Value size,
+                     int64_t unroll) {
+    SmallVector<SmallVector<Value>> ivsPerUpdate;
+    SmallVector<SmallVector<Value>> invariants;
+    for (int64_t u = 0; u < unroll; ++u) {
+      SmallVector<Value> ivs(outer.begin(), outer.end());
+      if (u > 0)
+        ivs.back() = arith::AddIOp::create(
+            b, loc, ivs.back(), arith::ConstantIndexOp::create(b, loc, u));
+      ivs.push_back(Value()); // the innermost index, set inside the loops
+      invariants.push_back(loadInvariants(b, loc, ivs));
+      ivsPerUpdate.push_back(std::move(ivs));
     }
 
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value lanes = arith::ConstantIndexOp::create(b, loc, plan.lanes);
-    Value vectorEnd = arith::SubIOp::create(
-        b, loc, size, arith::RemUIOp::create(b, loc, size, lanes));
+    Value vectorEnd = roundDown(b, loc, size, lanes);
 
     if (!plan.reduction) {
-      auto forEach = [&](Value lb, Value step, int64_t width) {
+      auto loopOver = [&](Value lb, Value ub, Value step, int64_t width) {
         scf::ForOp::create(
-            b, loc, lb, width == 1 ? size : vectorEnd, step, ValueRange(),
+            b, loc, lb, ub, step, ValueRange(),
             [&](OpBuilder &lb2, Location l, Value iv, ValueRange) {
-              ivs.back() = iv;
-              SmallVector<Value> args = loadArgs(lb2, l, ivs, width, invariant);
-              storeResults(lb2, l, ivs, emitBody(lb2, l, args, width), width);
+              SmallVector<Value> outputs;
+              for (int64_t u = 0; u < unroll; ++u) {
+                ivsPerUpdate[u].back() = iv;
+                SmallVector<Value> args = loadArgs(
+                    lb2, l, ivsPerUpdate[u], width, invariants[u], outputs);
+                outputs = emitBody(lb2, l, args, width);
+              }
+              storeResults(lb2, l, ivsPerUpdate[0], outputs, width);
               scf::YieldOp::create(lb2, l);
             });
       };
-      forEach(zero, lanes, plan.lanes);
-      forEach(vectorEnd, one, 1);
+      loopOver(arith::ConstantIndexOp::create(b, loc, 0), vectorEnd, lanes,
+               plan.lanes);
+      loopOver(vectorEnd, size, one, 1);
       return;
     }
 
     // Reduction: a vector of partial sums over the vector loop, reduced into
     // the output's value, then the remainder added one element at a time.
+    SmallVector<Value> &ivs = ivsPerUpdate[0];
+    SmallVector<Value> &invariant = invariants[0];
     OpOperand &init = op.getDpsInitsMutable()[0];
-    unsigned outIndex = init.getOperandNumber();
     Type element = getElementTypeOrSelf(init.get().getType());
     VectorType accType = VectorType::get({plan.lanes}, element);
     Attribute neutral =
@@ -307,31 +375,27 @@ private:
             : Attribute(b.getIntegerAttr(element, 0));
     Value accInit = arith::ConstantOp::create(
         b, loc, accType, DenseElementsAttr::get(accType, neutral));
-    auto vectorLoop = scf::ForOp::create(
-        b, loc, zero, vectorEnd, lanes, ValueRange{accInit},
-        [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
-          ivs.back() = iv;
-          SmallVector<Value> inv(invariant);
-          inv[outIndex] = acc[0];
-          SmallVector<Value> args = loadArgs(lb2, l, ivs, plan.lanes, inv);
-          scf::YieldOp::create(lb2, l, emitBody(lb2, l, args, plan.lanes));
-        });
+    auto accumulate = [&](Value lb, Value ub, Value step, Value start,
+                          int64_t width) {
+      return scf::ForOp::create(
+          b, loc, lb, ub, step, ValueRange{start},
+          [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
+            ivs.back() = iv;
+            SmallVector<Value> args =
+                loadArgs(lb2, l, ivs, width, invariant, acc);
+            scf::YieldOp::create(lb2, l, emitBody(lb2, l, args, width));
+          });
+    };
+    auto vectorLoop = accumulate(arith::ConstantIndexOp::create(b, loc, 0),
+                                 vectorEnd, lanes, accInit, plan.lanes);
     arith::FastMathFlags flags = arith::FastMathFlags::none;
     Operation *add = op.getBody()->getTerminator()->getOperand(0).getDefiningOp();
     if (auto addf = dyn_cast<arith::AddFOp>(add))
       flags = addf.getFastmath();
     Value reduced = vector::ReductionOp::create(
         b, loc, vector::CombiningKind::ADD, vectorLoop.getResult(0),
-        invariant[outIndex], flags);
-    auto tailLoop = scf::ForOp::create(
-        b, loc, vectorEnd, size, one, ValueRange{reduced},
-        [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
-          ivs.back() = iv;
-          SmallVector<Value> inv(invariant);
-          inv[outIndex] = acc[0];
-          SmallVector<Value> args = loadArgs(lb2, l, ivs, 1, inv);
-          scf::YieldOp::create(lb2, l, emitBody(lb2, l, args, 1));
-        });
+        invariant[init.getOperandNumber()], flags);
+    auto tailLoop = accumulate(vectorEnd, size, one, reduced, 1);
     ivs.back() = Value();
     memref::StoreOp::create(b, loc, tailLoop.getResult(0), init.get(),
                             indices(init, ivs));

@@ -1,37 +1,55 @@
-// RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-vectorize-linalg-loops))" -split-input-file | FileCheck %s
+// RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-vectorize-linalg-loops),canonicalize)" -split-input-file | FileCheck %s
 // RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-vectorize-linalg-loops{vector-bits=128}))" -split-input-file | FileCheck %s --check-prefix=NARROW
 
 // The RNN step after scan-order-linalg-loops: out[j] += h[k] * W[k, j] with j
-// innermost. h[k] is loaded once per k, outside the vector loop, even though
-// h has a dynamic stride (it is the state view); W and out are unit-stride.
+// innermost. The k loop is unrolled and jammed by 4 (18 = 4 * 4 + 2): the four
+// h[k + u] are loaded once, outside the vector loop, even though h has a
+// dynamic stride (it is the state view); each vector of out is loaded once,
+// updated four times in k order and stored once.
 // CHECK-LABEL: func.func @vecmat
-// CHECK-SAME:    (%[[H:.*]]: memref<16xf64, strided<[?], offset: ?>>, %[[W:.*]]: memref<16x30xf64>, %[[O:.*]]: memref<30xf64, strided<[1], offset: ?>>)
-// CHECK:         scf.for %[[K:.*]] =
-// CHECK-NEXT:      %[[HK:.*]] = memref.load %[[H]][%[[K]]]
-// CHECK:           %[[REM:.*]] = arith.remui %{{.*}}, %[[C8:.*]] : index
-// CHECK:           %[[END:.*]] = arith.subi %{{.*}}, %[[REM]] : index
-// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %[[END]] step %[[C8]] {
-// CHECK-DAG:         %[[WV:.*]] = vector.load %[[W]][%[[K]], %[[J]]] : memref<16x30xf64>, vector<8xf64>
-// CHECK-DAG:         %[[OV:.*]] = vector.load %[[O]][%[[J]]] : {{.*}}, vector<8xf64>
-// CHECK-DAG:         %[[HB:.*]] = vector.broadcast %[[HK]] : f64 to vector<8xf64>
-// CHECK:             %[[M:.*]] = arith.mulf %[[HB]], %[[WV]] fastmath<contract> : vector<8xf64>
+// CHECK-SAME:    (%[[H:.*]]: memref<18xf64, strided<[?], offset: ?>>, %[[W:.*]]: memref<18x30xf64>, %[[O:.*]]: memref<30xf64, strided<[1], offset: ?>>)
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C18:.*]] = arith.constant 18 : index
+// CHECK-DAG:     %[[C24:.*]] = arith.constant 24 : index
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %[[C16]] step %[[C4]] {
+// CHECK:           %[[H0:.*]] = memref.load %[[H]][%[[K]]]
+// CHECK:           %[[K1:.*]] = arith.addi %[[K]], %{{.*}} : index
+// CHECK:           %[[H1:.*]] = memref.load %[[H]][%[[K1]]]
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %[[C24]] step %[[C8]] {
+// CHECK:             %[[W0:.*]] = vector.load %[[W]][%[[K]], %[[J]]] : memref<18x30xf64>, vector<8xf64>
+// CHECK:             %[[OV:.*]] = vector.load %[[O]][%[[J]]] : {{.*}}, vector<8xf64>
+// CHECK:             %[[HB:.*]] = vector.broadcast %[[H0]] : f64 to vector<8xf64>
+// CHECK:             %[[M:.*]] = arith.mulf %[[HB]], %[[W0]] fastmath<contract> : vector<8xf64>
 // CHECK:             %[[A:.*]] = arith.addf %[[OV]], %[[M]] fastmath<contract> : vector<8xf64>
-// CHECK:             vector.store %[[A]], %[[O]][%[[J]]]
+// CHECK:             vector.load %[[W]][%[[K1]], %[[J]]]
+// CHECK:             %[[A1:.*]] = arith.addf %[[A]], %{{.*}} : vector<8xf64>
+// CHECK-COUNT-2:     arith.addf
+// CHECK:             vector.store %{{.*}}, %[[O]][%[[J]]]
+// CHECK-NOT:         vector.store
 // CHECK:           }
-// The remainder (30 = 3 * 8 + 6) runs on scalars.
-// CHECK:           scf.for %[[J2:.*]] = %[[END]] to %{{.*}} step %{{.*}} {
+// The remainder of j (30 = 3 * 8 + 6) runs on scalars, still four k at a time.
+// CHECK:           scf.for %[[J2:.*]] = %[[C24]] to %{{.*}} step %{{.*}} {
 // CHECK:             memref.load %[[W]][%[[K]], %[[J2]]]
-// CHECK:             arith.mulf %[[HK]], %{{.*}} fastmath<contract> : f64
+// CHECK:             arith.mulf %[[H0]], %{{.*}} fastmath<contract> : f64
+// CHECK-COUNT-4:     arith.addf
 // CHECK:             memref.store
+// CHECK:         }
+// The remainder of k, one k at a time.
+// CHECK:         scf.for %[[KR:.*]] = %[[C16]] to %[[C18]] step %{{.*}} {
+// CHECK:           memref.load %[[H]][%[[KR]]]
+// CHECK:           scf.for
+// CHECK-COUNT-1:     vector.store
 // CHECK-NOT:     linalg.generic
 // NARROW-LABEL: func.func @vecmat
 // NARROW:         vector.load {{.*}} vector<4xf64>
-func.func @vecmat(%h: memref<16xf64, strided<[?], offset: ?>>, %w: memref<16x30xf64>,
+func.func @vecmat(%h: memref<18xf64, strided<[?], offset: ?>>, %w: memref<18x30xf64>,
                   %o: memref<30xf64, strided<[1], offset: ?>>) {
   linalg.generic {indexing_maps = [affine_map<(k, j) -> (k)>, affine_map<(k, j) -> (k, j)>,
                                    affine_map<(k, j) -> (j)>],
                   iterator_types = ["reduction", "parallel"]}
-      ins(%h, %w : memref<16xf64, strided<[?], offset: ?>>, memref<16x30xf64>)
+      ins(%h, %w : memref<18xf64, strided<[?], offset: ?>>, memref<18x30xf64>)
       outs(%o : memref<30xf64, strided<[1], offset: ?>>) {
   ^bb0(%a: f64, %b: f64, %c: f64):
     %m = arith.mulf %a, %b fastmath<contract> : f64
@@ -44,14 +62,14 @@ func.func @vecmat(%h: memref<16xf64, strided<[?], offset: ?>>, %w: memref<16x30x
 // -----
 
 // Elementwise with a dynamic size, a constant and a comparison: constants
-// stay scalar and are broadcast; i1 intermediates become vector<i1>; f32
-// gets 16 lanes (two 256-bit registers).
+// stay scalar and are broadcast (canonicalize folds the broadcast of the
+// constant); i1 intermediates become vector<i1>; f32 gets 16 lanes (two
+// 256-bit registers).
 // CHECK-LABEL: func.func @relu_scale
+// CHECK:         %[[ZB:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK:         %[[N:.*]] = memref.dim
 // CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] {
 // CHECK:           %[[X:.*]] = vector.load %{{.*}}[%[[J]]] : memref<?xf32>, vector<16xf32>
-// CHECK:           %[[Z:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:           %[[ZB:.*]] = vector.broadcast %[[Z]] : f32 to vector<16xf32>
 // CHECK:           %[[C:.*]] = arith.cmpf ogt, %[[X]], %[[ZB]] : vector<16xf32>
 // CHECK:           %[[S:.*]] = arith.select %[[C]], %[[X]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK:           vector.store %{{.*}}, %{{.*}}[%[[J]]] : memref<?xf32>, vector<16xf32>
@@ -77,9 +95,9 @@ func.func @relu_scale(%x: memref<?xf32>, %y: memref<?xf32>, %scale: f32) {
 // sums live in a vector<16xf64> (four registers), reduced into out[i] after
 // the vector loop; the remainder continues from that value.
 // CHECK-LABEL: func.func @matvec
+// CHECK:         %[[ZERO:.*]] = arith.constant dense<-0.000000e+00> : vector<16xf64>
 // CHECK:         scf.for %[[I:.*]] =
 // CHECK:           %[[OUT:.*]] = memref.load %{{.*}}[%[[I]]] : memref<8xf64>
-// CHECK:           %[[ZERO:.*]] = arith.constant dense<-0.000000e+00> : vector<16xf64>
 // CHECK:           %[[ACC:.*]] = scf.for %{{.*}} iter_args(%[[P:.*]] = %[[ZERO]]) -> (vector<16xf64>) {
 // CHECK:             %[[M:.*]] = arith.mulf {{.*}} : vector<16xf64>
 // CHECK:             %[[S:.*]] = arith.addf %[[P]], %[[M]] fastmath<reassoc,contract> : vector<16xf64>

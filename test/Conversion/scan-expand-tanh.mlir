@@ -1,0 +1,48 @@
+// RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-expand-tanh))" | FileCheck %s
+
+// f64 tanh becomes arithmetic on the same (vector) type: the polynomial near
+// zero, 1 - 2 / (exp(2|x|) + 1) elsewhere with exp from a polynomial and the
+// exponent bits, a select between them, and NaN passed through.
+// CHECK-LABEL: func.func @f64_vector
+// CHECK-SAME:    (%[[X:.*]]: vector<8xf64>)
+// CHECK-NOT:     math.tanh
+// CHECK:         %[[AX:.*]] = math.absf %[[X]] : vector<8xf64>
+// CHECK:         math.fma {{.*}} : vector<8xf64>
+// CHECK:         arith.minnumf {{.*}} : vector<8xf64>
+// CHECK:         math.roundeven {{.*}} : vector<8xf64>
+// CHECK:         arith.fptosi {{.*}} : vector<8xf64> to vector<8xi64>
+// CHECK:         arith.shli {{.*}} : vector<8xi64>
+// CHECK:         arith.bitcast {{.*}} : vector<8xi64> to vector<8xf64>
+// CHECK:         arith.divf
+// CHECK:         math.copysign
+// CHECK:         %[[SMALL:.*]] = arith.cmpf olt, %[[AX]], %{{.*}} : vector<8xf64>
+// CHECK:         %[[SEL:.*]] = arith.select %[[SMALL]]
+// CHECK:         %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : vector<8xf64>
+// CHECK:         %[[R:.*]] = arith.select %[[NAN]], %[[X]], %[[SEL]]
+// CHECK:         return %[[R]]
+func.func @f64_vector(%x: vector<8xf64>) -> vector<8xf64> {
+  %y = math.tanh %x : vector<8xf64>
+  return %y : vector<8xf64>
+}
+
+// f32 goes through f64 and is rounded back.
+// CHECK-LABEL: func.func @f32_scalar
+// CHECK:         %[[W:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK:         math.absf %[[W]] : f64
+// CHECK:         %[[R:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK:         return %[[R]]
+func.func @f32_scalar(%x: f32) -> f32 {
+  %y = math.tanh %x : f32
+  return %y : f32
+}
+
+// Other element types and tensors are left alone (math-expand-ops and the
+// elementwise-to-linalg conversion handle them).
+// CHECK-LABEL: func.func @left_alone
+// CHECK:         math.tanh %{{.*}} : f16
+// CHECK:         math.tanh %{{.*}} : tensor<4xf64>
+func.func @left_alone(%x: f16, %t: tensor<4xf64>) -> (f16, tensor<4xf64>) {
+  %y = math.tanh %x : f16
+  %u = math.tanh %t : tensor<4xf64>
+  return %y, %u : f16, tensor<4xf64>
+}
