@@ -53,6 +53,10 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanRegisterDialect.restype = None
     lib.mlirScanRegisterPasses.argtypes = []
     lib.mlirScanRegisterPasses.restype = None
+    lib.mlirScanAlloc.argtypes = [ctypes.c_size_t]
+    lib.mlirScanAlloc.restype = ctypes.c_void_p
+    lib.mlirScanFree.argtypes = [ctypes.c_void_p]
+    lib.mlirScanFree.restype = None
     return lib
 
 

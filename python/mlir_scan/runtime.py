@@ -30,11 +30,11 @@ allocated for them.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import importlib.util
 import math
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -158,9 +158,6 @@ class _StringRef(ctypes.Structure):
     _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
 
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c"))
-_libc.free.argtypes = [ctypes.c_void_p]
-_libc.free.restype = None
 _CAPI = _capi_library()
 
 
@@ -226,7 +223,8 @@ _DESCRIPTORS: dict[tuple[int, np.dtype], type[ctypes.Structure]] = {}
 
 
 class _OwnedAllocation:
-    """Frees a buffer the native code allocated when the last array using it dies."""
+    """Frees a buffer the native code allocated (with the programs' allocator,
+    python/capi/ScanAllocator.cpp) when the last array using it dies."""
 
     __slots__ = ("address",)
 
@@ -234,7 +232,7 @@ class _OwnedAllocation:
         self.address = address
 
     def __del__(self) -> None:
-        _libc.free(self.address)
+        _registration.capi().mlirScanFree(self.address)
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -411,13 +409,30 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(dicts)
 
 
+_thread_state = threading.local()
+
+
+def _compile_context() -> ir.Context:
+    """The MLIR context :func:`compile` parses into: one per thread, kept.
+
+    Creating a context (loading every dialect and the LLVM translations) costs
+    about 4 ms, a tenth of a small program's compile time. Only the compiled
+    code outlives a compile, so programs can share one; what accumulates is
+    MLIR's uniqued types and attributes (kilobytes per program).
+    """
+    context = getattr(_thread_state, "context", None)
+    if context is None:
+        context = _thread_state.context = ir.Context()
+    return context
+
+
 class Program:
     """A compiled module: one callable attribute per public function."""
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True):
         _registration.register_passes()
-        self._context = ir.Context()
+        self._context = _compile_context()
         text = str(source) if isinstance(source, ir.Module) else source
         if not isinstance(text, str):
             raise TypeError(f"compile: expected MLIR text or an mlir.ir.Module, got {type(source).__name__}")
@@ -439,9 +454,12 @@ class Program:
                     passmanager.PassManager.parse(f"builtin.module({pipeline})").run(module.operation)
                 self._stages[stage] = str(module)
             self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)
-        self._engine.raw_register_runtime(
-            "memrefCopy", ctypes.cast(_registration.capi().mlirScanMemrefCopy, ctypes.c_void_p)
-        )
+        # Before the first lookup, which compiles: the program's malloc/free
+        # are the caching allocator (python/capi/ScanAllocator.cpp).
+        capi = _registration.capi()
+        for symbol, function in (("memrefCopy", capi.mlirScanMemrefCopy),
+                                 ("malloc", capi.mlirScanAlloc), ("free", capi.mlirScanFree)):
+            self._engine.raw_register_runtime(symbol, ctypes.cast(function, ctypes.c_void_p))
         self._error = None
         address = self._lookup(_ERROR_GLOBAL, required=False)
         if address:

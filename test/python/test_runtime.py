@@ -236,6 +236,31 @@ def test_no_memory_growth_over_many_calls(misc):
     assert grown < 8 * 2**20, f"resident memory grew by {grown / 2**20:.1f} MiB"
 
 
+def test_large_buffers_are_reused_but_never_while_alive():
+    """The programs' caching allocator (python/capi/ScanAllocator.cpp): a result
+    kept alive is never handed out again; results dropped are reused, so
+    resident memory stays bounded over many calls with 8 MB results; results
+    of different sizes interleave correctly."""
+    prog = mlir_scan.compile(CUMSUM)
+    kept = []
+    for n in (300_000, 1_000_000, 300_000, 1_000_000, 40_000):
+        xs = np.full(n, 1.0)
+        kept.append((n, prog.cumsum(xs, 0.0)))
+    for n, r in kept:  # later calls did not overwrite earlier, live results
+        assert r.shape == (n,)
+        np.testing.assert_array_equal(r[[0, n // 2, -1]], [1.0, n // 2 + 1.0, float(n)])
+    del kept
+
+    xs = np.ones(1_000_000)
+    for _ in range(20):
+        prog.cumsum(xs, 0.0)
+    before = _resident_bytes()
+    for _ in range(300):  # 2.4 GB of results in total
+        assert prog.cumsum(xs, 0.0)[-1] == 1e6
+    grown = _resident_bytes() - before
+    assert grown < 64 * 2**20, f"resident memory grew by {grown / 2**20:.1f} MiB"
+
+
 def test_functions_never_write_their_arguments():
     # tensor.insert into an argument: bufferization must copy, not write the
     # caller's array (the runtime passes arrays without copying).
