@@ -124,23 +124,39 @@ def print_table(records: list[dict]) -> None:
     print("('!' marks a result that does not match the NumPy loop)")
 
 
-def peak_memory_w1(k_values: list[int]) -> list[dict]:
-    """Peak resident memory of W1 (A**k, last value only) for growing k, each in
-    a fresh process: flat in k when scan-save-mem keeps one row."""
+_PEAK_PROBE = """
+import numpy as np, sys
+sys.path.insert(0, {bench!r})
+import workloads, mlir_scan
+
+def status(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+w = workloads.w1_power(np.float64, True, length=1000, k={k})
+f = mlir_scan.compile(w.source, optimize={optimize}).power
+f(w.inputs[0], 1)  # compiled and warm: only the call's own memory counts below
+with open("/proc/self/clear_refs", "w") as c:
+    c.write("5")  # resets the peak resident set size (VmHWM) to the current one
+before = status("VmRSS")
+f(*w.inputs)
+print(before, status("VmHWM"))
+"""
+
+
+def peak_memory_w1(k_values: list[int], optimize: bool = True) -> list[dict]:
+    """Peak resident memory of W1 (A**k, last value only) during one call, for
+    growing k, each in a fresh process: flat in k when scan-save-mem keeps one
+    row (`optimize=True`); `optimize=False` shows the measurement sees growth."""
     out = []
     for k in k_values:
-        code = (
-            "import resource, numpy as np, sys; sys.path.insert(0, %r); import workloads;"
-            "w = workloads.w1_power(np.float64, True, length=1000, k=%d);"
-            "f = w.builders['mlir-scan'](); before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
-            "f(*w.inputs); after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
-            "print(before, after)" % (str(Path(__file__).resolve().parent), k)
-        )
+        code = _PEAK_PROBE.format(bench=str(Path(__file__).resolve().parent), k=k, optimize=optimize)
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        before, after = map(int, proc.stdout.split())
-        out.append({"k": k, "maxrss_kib_before_call": before, "maxrss_kib_after_call": after,
-                    "growth_kib": after - before})
-        print(f"  W1 k={k:>8d}: peak RSS grew by {after - before} KiB during the call", file=sys.stderr)
+        before, peak = map(int, proc.stdout.split())
+        out.append({"k": k, "optimize": optimize, "rss_kib_before_call": before,
+                    "peak_rss_kib_during_call": peak, "growth_kib": peak - before})
+        print(f"  W1 k={k:>8d} optimize={optimize!s:5s}: peak RSS during the call "
+              f"{peak - before:+d} KiB over the RSS before it", file=sys.stderr)
     return out
 
 
@@ -197,7 +213,9 @@ def main() -> None:
         print(f"{w.name}:", file=sys.stderr)
         records += run_workload(w, impls, args.quick)
     print_table(records)
-    memory = peak_memory_w1([10**4, 10**5, 10**6]) if args.memory else None
+    memory = None
+    if args.memory:
+        memory = peak_memory_w1([10**4, 10**5, 10**6]) + peak_memory_w1([10**4, 10**5], optimize=False)
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=1))
         if memory:

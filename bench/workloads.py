@@ -32,6 +32,7 @@ class Workload:
     inputs: tuple
     numpy_loop: Callable[..., Any]
     builders: dict[str, Callable[[], Callable[..., Any]]] = field(default_factory=dict)
+    source: str = ""  # the mlir-scan program, where the harness needs it
     rtol: float = 1e-9
 
 
@@ -166,6 +167,7 @@ def w1_power(dtype, quick: bool, length: int = 1000, k: int = 1000) -> Workload:
                  rtol=1e-9 if dtype == np.float64 else 1e-4)
     w.builders = {"mlir-scan": mlir, "jax": jax_impl, "numba": numba_impl,
                   **_pytensor_builders(pytensor_graph)}
+    w.source = source
     return w
 
 

@@ -1,0 +1,55 @@
+"""The benchmark's mlir-scan programs (bench/workloads.py) compile and agree with
+their NumPy loops, at small sizes: a broken workload fails here, not in the
+middle of a benchmark run. Peers (JAX, numba, PyTensor) are optional and not
+exercised here; the harness's own checks (`_matches`, the table) are."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+import run  # noqa: E402
+import workloads  # noqa: E402
+
+SMALL = {
+    "w1_power": dict(length=37, k=50),
+    "w2_cumsum": dict(length=1000),
+    "w3_polynomial": dict(length=1000),
+    "w4_fibonacci": dict(steps=300),
+    "w5_rnn": dict(hidden=19, inputs=7, steps=25),
+    "w7_until": {},
+    "overhead_probe": dict(steps=1000),
+}
+
+
+def test_every_workload_has_a_small_size():
+    assert {make.__name__ for make in workloads.ALL} == set(SMALL)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("make", workloads.ALL, ids=lambda m: m.__name__)
+def test_mlir_scan_matches_numpy_loop(make, dtype):
+    w = make(dtype, True, **SMALL[make.__name__])
+    records = run.run_workload(w, ["mlir-scan", "numpy-loop"], quick=True)
+    assert [r["impl"] for r in records] == ["mlir-scan", "numpy-loop"], records
+    assert all(r["correct"] for r in records), records
+    assert all(r["run_s"] > 0 and r["compile_s"] > 0 for r in records)
+
+
+def test_matches_rejects_a_wrong_result():
+    assert run._matches(np.array([1.0, 2.0]), np.array([1.0, 2.0]), 1e-9)
+    assert not run._matches(np.array([1.0, 2.1]), np.array([1.0, 2.0]), 1e-9)
+    assert not run._matches(np.array([1.0]), np.array([1.0, 2.0]), 1e-9)
+
+
+def test_table_prints_ratios(capsys):
+    records = [{"workload": "W", "impl": "mlir-scan", "compile_s": 0.1, "run_s": 1e-3, "correct": True},
+               {"workload": "W", "impl": "jax", "compile_s": 0.2, "run_s": 2e-3, "correct": True}]
+    run.print_table(records)
+    out = capsys.readouterr().out
+    assert "2.000ms (0.50)" in out and "1.000ms" in out
