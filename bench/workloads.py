@@ -165,9 +165,9 @@ def w1_power(dtype, quick: bool, length: int = 1000, k: int = 1000) -> Workload:
 
     w = Workload(f"W1-{np.dtype(dtype).name}", (A, k), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-4)
+    w.source = source
     w.builders = {"mlir-scan": mlir, "jax": jax_impl, "numba": numba_impl,
                   **_pytensor_builders(pytensor_graph)}
-    w.source = source
     return w
 
 
@@ -227,6 +227,7 @@ def w2_cumsum(dtype, quick: bool, length: int = 100_000) -> Workload:
 
     w = Workload(f"W2-{np.dtype(dtype).name}", (xs,), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-3)
+    w.source = source
     w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).cumsum,
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
@@ -313,6 +314,7 @@ def w3_polynomial(dtype, quick: bool, length: int = 100_000) -> Workload:
 
     w = Workload(f"W3-{np.dtype(dtype).name}", (coefficients, x), numpy_loop,
                  rtol=1e-7 if dtype == np.float64 else 1e-2)
+    w.source = source
     w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).poly,
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
@@ -377,6 +379,7 @@ def w4_fibonacci(dtype, quick: bool, steps: int = 10_000) -> Workload:
 
     w = Workload(f"W4-{np.dtype(dtype).name}", (init, steps), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-4)
+    w.source = source
     w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).fib, "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
     return w
@@ -466,6 +469,7 @@ def w5_rnn(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int =
 
     w = Workload(f"W5-{np.dtype(dtype).name}-H{H}", (xs, h0, W, U, bias), numpy_loop,
                  rtol=1e-8 if dtype == np.float64 else 2e-3)
+    w.source = source
     w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).rnn, "jax": jax_impl,
                   "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
@@ -545,6 +549,7 @@ def w7_until(dtype, quick: bool, maximum: float = 1e300) -> Workload:
         return run
 
     w = Workload(f"W7-{np.dtype(dtype).name}", (limit,), numpy_loop, rtol=0)
+    w.source = source
     w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).double, "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
     return w
@@ -607,6 +612,7 @@ def overhead_probe(dtype, quick: bool, steps: int = 1_000_000) -> Workload:
 
     w = Workload(f"overhead-{np.dtype(dtype).name}", (xs,), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-3)
+    w.source = source
     w.builders = {"mlir-scan": lambda: (lambda f: lambda xs: np.asarray(f(xs)))(
                       mlir_scan.compile(source).probe),
                   "numba": numba_impl, "jax": jax_impl}

@@ -193,6 +193,7 @@ public:
 
 private:
   Value emitRuntimeChecks();
+  void planNonSequences();
   void planMitMots();
   void planOutputs();
   /// Values of the body's block arguments at step `t`.
@@ -218,6 +219,8 @@ private:
   SmallVector<MitMotPlan> mitmots;
   SmallVector<OutputPlan> plans;
   SmallVector<Value> initialRegs;
+  /// What the body reads for each non-sequence (the operand or its copy).
+  SmallVector<Value> nonSequences;
 };
 
 Value ScanLowering::emitRuntimeChecks() {
@@ -439,7 +442,7 @@ SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
     if (plan.kind == ScanOp::OutputKind::SitSot)
       args.push_back(stateRow(plan, t, regs, -1));
 
-  llvm::append_range(args, op.getNonSequences());
+  llvm::append_range(args, nonSequences);
   return args;
 }
 
@@ -559,9 +562,38 @@ Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
   return gathered;
 }
 
+/// Non-sequence tensors of at least this many bytes (static shapes) that the
+/// body reads are copied into a fresh buffer before the loop. Every step
+/// reads all of such a matrix (`W` of an RNN), and the caller's array lies
+/// in 4 KiB pages whose physical placement can crowd L2 sets; a fresh buffer
+/// this large comes from the runtime's huge-page blocks (ScanAllocator.cpp).
+/// One copy per call against a read per step.
+constexpr int64_t kPrivateNonSequenceBytes = int64_t(1) << 20;
+
+void ScanLowering::planNonSequences() {
+  Block &body = op.getBodyBlock();
+  unsigned first = body.getNumArguments() - op.getNonSequences().size();
+  for (auto [i, value] : llvm::enumerate(op.getNonSequences())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    bool large = type && type.hasStaticShape() &&
+                 type.getElementType().isIntOrFloat() &&
+                 type.getNumElements() *
+                         llvm::divideCeil(
+                             type.getElementType().getIntOrFloatBitWidth(), 8) >=
+                     kPrivateNonSequenceBytes;
+    if (!large || body.getArgument(first + i).use_empty()) {
+      nonSequences.push_back(value);
+      continue;
+    }
+    nonSequences.push_back(bufferization::AllocTensorOp::create(
+        rewriter, loc, type, ValueRange(), value));
+  }
+}
+
 void ScanLowering::lower() {
   rewriter.setInsertionPoint(op);
   nSteps = emitRuntimeChecks();
+  planNonSequences();
   planMitMots();
   planOutputs();
 
