@@ -52,6 +52,12 @@ struct VectorPlan {
   /// How many iterations of the reduction dimension just outside a parallel
   /// innermost one run per pass over the innermost loop (1: no unrolling).
   int64_t unroll = 1;
+  /// How many values of the parallel dimension outside that reduction run
+  /// together, sharing the loads of operands that do not depend on it (the
+  /// `U` of `x U` read once for four rows of `x`). 1: no blocking.
+  int64_t rows = 1;
+  /// Per operand: whether it depends on that blocked parallel dimension.
+  SmallVector<bool> perRow;
 };
 
 bool isScalarElement(Type t) {
@@ -167,6 +173,23 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
         return op.getMatchingIndexingMap(&init).isFunctionOfDim(rank - 2);
       }))
     plan.unroll = 4;
+
+  // `C[i, j] += A[i, k] * B[k, j]`: four rows i share each vector of B.
+  if (plan.unroll > 1 && rank >= 3 &&
+      op.getIteratorTypesArray()[rank - 3] == utils::IteratorType::parallel &&
+      llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        return op.getMatchingIndexingMap(&init).isFunctionOfDim(rank - 3);
+      }) &&
+      llvm::any_of(op->getOpOperands(), [&](OpOperand &operand) {
+        AffineMap map = op.getMatchingIndexingMap(&operand);
+        return plan.varies[operand.getOperandNumber()] &&
+               !map.isFunctionOfDim(rank - 3);
+      }))
+    plan.rows = 4;
+  for (OpOperand &operand : op->getOpOperands())
+    plan.perRow.push_back(
+        rank >= 3 &&
+        op.getMatchingIndexingMap(&operand).isFunctionOfDim(rank - 3));
   return plan;
 }
 
@@ -180,41 +203,49 @@ public:
     Location loc = op.getLoc();
     SmallVector<Range> ranges(
         cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc));
-    SmallVector<Value> sizes;
     for (Range r : ranges)
       sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-    unsigned rank = ranges.size();
-    unsigned nest = plan.unroll > 1 ? rank - 2 : rank - 1;
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    SmallVector<Value> lbs(nest, zero), steps(nest, one);
-    scf::buildLoopNest(
-        b, loc, lbs, ArrayRef<Value>(sizes).take_front(nest), steps,
-        [&](OpBuilder &nb, Location l, ValueRange outer) {
-          if (plan.unroll == 1)
-            return emitInnermost(nb, l, outer, sizes.back(), 1);
-          // Unroll-and-jam the reduction loop just outside the innermost
-          // one: each vector of the output stays in registers for `unroll`
-          // of its updates (in order, so results are unchanged).
-          Value k = sizes[rank - 2];
-          Value step = arith::ConstantIndexOp::create(nb, l, plan.unroll);
-          Value end = roundDown(nb, l, k, step);
-          auto loopOver = [&](Value lb, Value ub, Value st, int64_t unroll) {
-            scf::ForOp::create(
-                nb, l, lb, ub, st, ValueRange(),
-                [&](OpBuilder &ib, Location il, Value iv, ValueRange) {
-                  SmallVector<Value> ivs(outer.begin(), outer.end());
-                  ivs.push_back(iv);
-                  emitInnermost(ib, il, ivs, sizes.back(), unroll);
-                  scf::YieldOp::create(ib, il);
-                });
-          };
-          loopOver(zero, end, step, plan.unroll);
-          loopOver(end, k, one, 1);
-        });
+    emitLoop(b, loc, {}, /*rows=*/1, /*unroll=*/1);
   }
 
 private:
+  /// The loop over dimension `ivs.size()`, and inside it the next ones. The
+  /// dimension before the innermost is stepped by `plan.unroll` (a
+  /// reduction: unroll-and-jam, see emitInnermost), the one before that by
+  /// `plan.rows` (independent rows sharing each vector load); each has a
+  /// remainder loop of single steps.
+  void emitLoop(OpBuilder &b, Location loc, SmallVector<Value> ivs,
+                int64_t rows, int64_t unroll) {
+    unsigned dim = ivs.size();
+    unsigned rank = sizes.size();
+    if (dim + 1 == rank)
+      return emitInnermost(b, loc, ivs, rows, unroll);
+    int64_t block = 1;
+    if (dim + 2 == rank)
+      block = plan.unroll;
+    else if (dim + 3 == rank)
+      block = plan.rows;
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loopOver = [&](Value lb, Value ub, Value step, int64_t factor) {
+      scf::ForOp::create(
+          b, loc, lb, ub, step, ValueRange(),
+          [&](OpBuilder &ib, Location il, Value iv, ValueRange) {
+            SmallVector<Value> inner(ivs);
+            inner.push_back(iv);
+            emitLoop(ib, il, inner, dim + 3 == rank ? factor : rows,
+                     dim + 2 == rank ? factor : unroll);
+            scf::YieldOp::create(ib, il);
+          });
+    };
+    if (block == 1)
+      return loopOver(zero, sizes[dim], one, 1);
+    Value step = arith::ConstantIndexOp::create(b, loc, block);
+    Value end = roundDown(b, loc, sizes[dim], step);
+    loopOver(zero, end, step, block);
+    loopOver(end, sizes[dim], one, 1);
+  }
+
   static Value roundDown(OpBuilder &b, Location loc, Value size, Value step) {
     return arith::SubIOp::create(b, loc, size,
                                  arith::RemUIOp::create(b, loc, size, step));
@@ -284,12 +315,17 @@ private:
   /// `outputs`, when given, replaces the output arguments (a chained update).
   SmallVector<Value> loadArgs(OpBuilder &b, Location loc, ValueRange ivs,
                               int64_t lanes, ArrayRef<Value> invariant,
-                              ValueRange outputs = {}) {
+                              ValueRange outputs = {},
+                              ArrayRef<Value> sameForAllRows = {}) {
     SmallVector<Value> args;
     for (OpOperand &operand : op->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
       if (!outputs.empty() && op.isDpsInit(&operand)) {
         args.push_back(outputs[i - op.getNumDpsInputs()]);
+        continue;
+      }
+      if (!sameForAllRows.empty() && !plan.perRow[i]) {
+        args.push_back(sameForAllRows[i]); // loaded for the first row
         continue;
       }
       if (!plan.varies[i] || op.getMatchingBlockArgument(&operand).use_empty()) {
@@ -319,21 +355,34 @@ private:
   }
 
   /// The innermost loop for fixed outer indices `outer` (all dimensions but
-  /// the innermost). With `unroll` > 1, `outer`'s last index is the first of
+  /// the innermost). With `unroll` > 1, the last outer index is the first of
   /// `unroll` consecutive values of the reduction dimension before the
-  /// innermost one, applied to each output vector one after the other.
-  void emitInnermost(OpBuilder &b, Location loc, ValueRange outer, Value size,
-                     int64_t unroll) {
-    SmallVector<SmallVector<Value>> ivsPerUpdate;
-    SmallVector<SmallVector<Value>> invariants;
-    for (int64_t u = 0; u < unroll; ++u) {
-      SmallVector<Value> ivs(outer.begin(), outer.end());
-      if (u > 0)
-        ivs.back() = arith::AddIOp::create(
-            b, loc, ivs.back(), arith::ConstantIndexOp::create(b, loc, u));
-      ivs.push_back(Value()); // the innermost index, set inside the loops
-      invariants.push_back(loadInvariants(b, loc, ivs));
-      ivsPerUpdate.push_back(std::move(ivs));
+  /// innermost one, applied to each output vector one after the other, in
+  /// order. With `rows` > 1, the outer index before it is the first of
+  /// `rows` values of a parallel dimension, each with its own outputs.
+  void emitInnermost(OpBuilder &b, Location loc, ValueRange outer,
+                     int64_t rows, int64_t unroll) {
+    Value size = sizes.back();
+    // ivs[r][u]: the indices of update u of row r.
+    SmallVector<SmallVector<SmallVector<Value>>> ivs(rows);
+    SmallVector<SmallVector<SmallVector<Value>>> invariants(rows);
+    auto offset = [&](Value v, int64_t by) -> Value {
+      if (by == 0)
+        return v;
+      return arith::AddIOp::create(b, loc, v,
+                                   arith::ConstantIndexOp::create(b, loc, by));
+    };
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t u = 0; u < unroll; ++u) {
+        SmallVector<Value> at(outer.begin(), outer.end());
+        if (unroll > 1)
+          at.back() = offset(at.back(), u);
+        if (rows > 1)
+          at[at.size() - 2] = offset(at[at.size() - 2], r);
+        at.push_back(Value()); // the innermost index, set inside the loops
+        invariants[r].push_back(loadInvariants(b, loc, at));
+        ivs[r].push_back(std::move(at));
+      }
     }
 
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -345,14 +394,21 @@ private:
         scf::ForOp::create(
             b, loc, lb, ub, step, ValueRange(),
             [&](OpBuilder &lb2, Location l, Value iv, ValueRange) {
-              SmallVector<Value> outputs;
+              SmallVector<SmallVector<Value>> outputs(rows);
               for (int64_t u = 0; u < unroll; ++u) {
-                ivsPerUpdate[u].back() = iv;
-                SmallVector<Value> args = loadArgs(
-                    lb2, l, ivsPerUpdate[u], width, invariants[u], outputs);
-                outputs = emitBody(lb2, l, args, width);
+                SmallVector<Value> firstRow;
+                for (int64_t r = 0; r < rows; ++r) {
+                  ivs[r][u].back() = iv;
+                  SmallVector<Value> args =
+                      loadArgs(lb2, l, ivs[r][u], width, invariants[r][u],
+                               outputs[r], firstRow);
+                  if (r == 0)
+                    firstRow = args;
+                  outputs[r] = emitBody(lb2, l, args, width);
+                }
               }
-              storeResults(lb2, l, ivsPerUpdate[0], outputs, width);
+              for (int64_t r = 0; r < rows; ++r)
+                storeResults(lb2, l, ivs[r][0], outputs[r], width);
               scf::YieldOp::create(lb2, l);
             });
       };
@@ -364,8 +420,8 @@ private:
 
     // Reduction: a vector of partial sums over the vector loop, reduced into
     // the output's value, then the remainder added one element at a time.
-    SmallVector<Value> &ivs = ivsPerUpdate[0];
-    SmallVector<Value> &invariant = invariants[0];
+    SmallVector<Value> &at = ivs[0][0];
+    SmallVector<Value> &invariant = invariants[0][0];
     OpOperand &init = op.getDpsInitsMutable()[0];
     Type element = getElementTypeOrSelf(init.get().getType());
     VectorType accType = VectorType::get({plan.lanes}, element);
@@ -380,9 +436,9 @@ private:
       return scf::ForOp::create(
           b, loc, lb, ub, step, ValueRange{start},
           [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
-            ivs.back() = iv;
+            at.back() = iv;
             SmallVector<Value> args =
-                loadArgs(lb2, l, ivs, width, invariant, acc);
+                loadArgs(lb2, l, at, width, invariant, acc);
             scf::YieldOp::create(lb2, l, emitBody(lb2, l, args, width));
           });
     };
@@ -396,13 +452,15 @@ private:
         b, loc, vector::CombiningKind::ADD, vectorLoop.getResult(0),
         invariant[init.getOperandNumber()], flags);
     auto tailLoop = accumulate(vectorEnd, size, one, reduced, 1);
-    ivs.back() = Value();
+    at.back() = Value();
     memref::StoreOp::create(b, loc, tailLoop.getResult(0), init.get(),
-                            indices(init, ivs));
+                            indices(init, at));
   }
 
   linalg::GenericOp op;
   const VectorPlan &plan;
+  /// The size of every loop dimension.
+  SmallVector<Value> sizes;
 };
 
 struct ScanVectorizeLinalgLoopsPass

@@ -193,3 +193,45 @@ func.func @not_vectorized(%x: memref<?xf64>, %m: memref<8x8xf64>, %s: memref<8xf
   }
   return
 }
+
+// -----
+
+// A matmul (C[i, j] += A[i, k] * B[k, j], after scan-order-linalg-loops): rows
+// i are blocked by 4 and k by 4; each vector of B is loaded once per k and
+// used for the four rows, each row keeps its own C vector in registers across
+// the four k. Remainder loops follow for j, k and i.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME:    (%[[A:.*]]: memref<?x?xf64>, %[[B:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?xf64>)
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[C4:.*]] {
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C4]] {
+// CHECK-COUNT-16:    memref.load %[[A]]
+// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C8:.*]] {
+// CHECK:               %[[B0:.*]] = vector.load %[[B]][%[[K]], %[[J]]]
+// CHECK:               vector.load %[[C]][%[[I]], %[[J]]]
+// CHECK:               arith.mulf %{{.*}}, %[[B0]]
+// CHECK:               vector.load %[[C]]
+// CHECK:               arith.mulf %{{.*}}, %[[B0]]
+// CHECK:               vector.load %[[C]]
+// CHECK:               arith.mulf %{{.*}}, %[[B0]]
+// CHECK:               vector.load %[[C]]
+// CHECK:               arith.mulf %{{.*}}, %[[B0]]
+// CHECK-NOT:           vector.load %[[B]][%[[K]], %[[J]]]
+// CHECK:               vector.load %[[B]]
+// CHECK-COUNT-4:       vector.store %{{.*}}, %[[C]]
+// CHECK-NEXT:        }
+// CHECK:             scf.for
+// CHECK-COUNT-4:       memref.store %{{.*}}, %[[C]]
+// CHECK:           scf.for
+// CHECK:         scf.for
+func.func @matmul(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k, j) -> (i, k)>, affine_map<(i, k, j) -> (k, j)>,
+                                   affine_map<(i, k, j) -> (i, j)>],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>) {
+  ^bb0(%p: f64, %q: f64, %r: f64):
+    %m = arith.mulf %p, %q fastmath<contract> : f64
+    %s = arith.addf %r, %m fastmath<contract> : f64
+    linalg.yield %s : f64
+  }
+  return
+}

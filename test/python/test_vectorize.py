@@ -227,3 +227,40 @@ def test_tanh_expansion_accuracy(dtype):
     np.testing.assert_array_equal(got[~finite & ~np.isnan(x)], np.tanh(x[~finite & ~np.isnan(x)]))
     assert np.signbit(got[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()
     assert np.isnan(got[np.isnan(x)]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 3, 5), (4, 4, 8), (5, 7, 17), (9, 4, 33), (8, 9, 16)])
+def test_matmul_body_row_blocking(m, k, n, dtype):
+    """C[i, j] += A[i, k] B[k, j] in a scan body: rows blocked by 4 sharing each
+    vector of B, k unrolled by 4, j in vectors, with every remainder."""
+    t = _type(dtype)
+    zero = "0.0" if t.startswith("f") else "0"
+    source = f"""
+    func.func @mm(%as: tensor<?x{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<?x{m}x{n}x{t}> {{
+      %c0 = arith.constant 0 : index
+      %steps = tensor.dim %as, %c0 : tensor<?x{m}x{k}x{t}>
+      %r = scan.scan steps(%steps) sequences(%as : tensor<?x{m}x{k}x{t}>) nonsequences(%b : tensor<{k}x{n}x{t}>) {{
+      ^bb0(%a: tensor<{m}x{k}x{t}>, %bb: tensor<{k}x{n}x{t}>):
+        %e = tensor.empty() : tensor<{m}x{n}x{t}>
+        %z = arith.constant {zero} : {t}
+        %f = linalg.fill ins(%z : {t}) outs(%e : tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+        %c = linalg.matmul ins(%a, %bb : tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>) outs(%f : tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+        scan.yield %c : tensor<{m}x{n}x{t}>
+      }} -> (tensor<?x{m}x{n}x{t}>)
+      return %r : tensor<?x{m}x{n}x{t}>
+    }}"""
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    if np.issubdtype(dtype, np.integer):
+        a, b = rng.integers(-9, 9, (3, m, k)).astype(dtype), rng.integers(-9, 9, (k, n)).astype(dtype)
+    else:
+        a, b = rng.standard_normal((3, m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    vectorized, scalar = _both(source)
+    got, baseline = vectorized.mm(a, b), scalar.mm(a, b)
+    expected = a @ b
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(baseline, expected)
+    else:
+        np.testing.assert_allclose(got, baseline, **_tolerance(dtype))
+        np.testing.assert_allclose(got, expected, **_tolerance(dtype))

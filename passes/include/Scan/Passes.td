@@ -406,6 +406,14 @@ def ScanVectorizeLinalgLoops : Pass<"scan-vectorize-linalg-loops", "::mlir::func
     while it runs, which is what this pass relies on; an input that is also
     an output under a different indexing map is left alone.
 
+    When the dimension outside the innermost one is a reduction (`k` of
+    `h^T W` or of a matmul), it is unrolled and jammed by 4: each output
+    vector is loaded once, updated for four `k` in order (results are
+    unchanged) and stored once. When the dimension outside that is parallel
+    and some operand does not depend on it (`B` of `C += A B`), four of its
+    values run together and share each vector load of that operand (a 4x1
+    register block of the matmul).
+
     An innermost reduction is vectorized only when the body is
     `yield %out + X` with `arith.addi`, or with `arith.addf` carrying
     `fastmath<reassoc>` (which `scan-order-linalg-loops` adds): the partial
