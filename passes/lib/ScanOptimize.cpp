@@ -41,6 +41,9 @@ struct ScanOptimizePass
     // One pass manager per pass of the round: the self-folds that abort
     // upstream folders (see materializeSelfFolds) are rewritten after every
     // pass, since merging inputs can create them.
+    // Called again whenever the context gains dialects (a reused pass
+    // manager): start the round afresh.
+    round.clear();
     SmallVector<StringRef> names;
     kRound.split(names, ',');
     for (StringRef name : names) {

@@ -143,13 +143,17 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
       return std::nullopt;
     plan.varies.push_back(varies);
   }
-  // An input that is also the output under another indexing map would be
-  // read after this op wrote it: keep the scalar order.
+  // An input that is also the output is read after this op wrote it unless
+  // each element is read and written exactly once (same indexing map, no
+  // loop revisiting an output element): keep the scalar order otherwise.
+  bool inputIsOutput = false;
   for (OpOperand *input : op.getDpsInputOperands())
     for (OpOperand &init : op.getDpsInitsMutable())
-      if (input->get() == init.get() &&
-          op.getMatchingIndexingMap(input) != op.getMatchingIndexingMap(&init))
-        return std::nullopt;
+      if (input->get() == init.get()) {
+        if (op.getMatchingIndexingMap(input) != op.getMatchingIndexingMap(&init))
+          return std::nullopt;
+        inputIsOutput = true;
+      }
 
   plan.reduction =
       op.getIteratorTypesArray()[innermost] == utils::IteratorType::reduction;
@@ -157,6 +161,8 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
     if (plan.varies[init.getOperandNumber()] == plan.reduction)
       return std::nullopt;
   if (plan.reduction && !isReassociableAccumulation(op))
+    return std::nullopt;
+  if (inputIsOutput && (plan.reduction || op.getNumReductionLoops() > 0))
     return std::nullopt;
 
   if (widest == 0 || vectorBits / widest < 2)

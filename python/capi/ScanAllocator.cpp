@@ -1,7 +1,8 @@
 //===- ScanAllocator.cpp - the allocator of compiled scan programs --------===//
 //
 // Compiled programs allocate their output and scratch buffers with `malloc`
-// and free them with `free`. glibc serves large blocks with fresh `mmap`s (or
+// (or `calloc`, which LLVM makes of a malloc and a zero fill) and free them
+// with `free`. glibc serves large blocks with fresh `mmap`s (or
 // trims the heap after they are freed), so every call of a program with
 // megabyte-sized buffers pays a page fault per 4 KiB page touched: a fifth
 // of the time of an RNN step loop. `mlir_scan.compile` binds the programs'
@@ -18,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -53,6 +55,8 @@ static_assert(sizeof(Header) == 64, "blocks start a cache line after the header"
 size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 Header *newBlock(size_t size) {
+  if (size > SIZE_MAX / 2) // a negative size computed by the program
+    return nullptr;
   if (size < kHugeMinimum) {
     auto *header = static_cast<Header *>(std::malloc(sizeof(Header) + size));
     if (header)
@@ -131,6 +135,17 @@ extern "C" {
 /// `malloc` for compiled programs (and the buffers they return).
 MLIR_CAPI_EXPORTED void *mlirScanAlloc(size_t size) {
   return cache().allocate(size);
+}
+
+/// `calloc` for compiled programs: LLVM turns a `malloc` followed by a
+/// zero fill into a `calloc` call, which must come from this allocator too.
+MLIR_CAPI_EXPORTED void *mlirScanCalloc(size_t count, size_t size) {
+  if (size != 0 && count > SIZE_MAX / 2 / size)
+    return nullptr;
+  void *pointer = cache().allocate(count * size);
+  if (pointer)
+    std::memset(pointer, 0, count * size); // cached blocks are not clean
+  return pointer;
 }
 
 /// `free` for blocks from mlirScanAlloc (the buffers programs return are

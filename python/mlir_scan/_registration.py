@@ -55,6 +55,8 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanRegisterPasses.restype = None
     lib.mlirScanAlloc.argtypes = [ctypes.c_size_t]
     lib.mlirScanAlloc.restype = ctypes.c_void_p
+    lib.mlirScanCalloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+    lib.mlirScanCalloc.restype = ctypes.c_void_p
     lib.mlirScanFree.argtypes = [ctypes.c_void_p]
     lib.mlirScanFree.restype = None
     return lib

@@ -410,6 +410,7 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
 
 
 _thread_state = threading.local()
+_COMPILES_PER_CONTEXT = 64
 
 
 def _compile_context() -> ir.Context:
@@ -417,12 +418,19 @@ def _compile_context() -> ir.Context:
 
     Creating a context (loading every dialect and the LLVM translations) costs
     about 4 ms, a tenth of a small program's compile time. Only the compiled
-    code outlives a compile, so programs can share one; what accumulates is
-    MLIR's uniqued types and attributes (kilobytes per program).
+    code outlives a compile, so programs can share one. What accumulates is
+    MLIR's uniqued types and attributes, including the program's constants
+    (a large `dense<...>` stays until the context goes), so a thread starts a
+    new context every ``_COMPILES_PER_CONTEXT`` compiles; a context lives on
+    while a program compiled in it does.
     """
     context = getattr(_thread_state, "context", None)
-    if context is None:
+    compiles = getattr(_thread_state, "compiles", 0)
+    if context is None or compiles >= _COMPILES_PER_CONTEXT:
         context = _thread_state.context = ir.Context()
+        _thread_state.pass_managers = {}
+        compiles = 0
+    _thread_state.compiles = compiles + 1
     return context
 
 
@@ -477,7 +485,8 @@ class Program:
         # are the caching allocator (python/capi/ScanAllocator.cpp).
         capi = _registration.capi()
         for symbol, function in (("memrefCopy", capi.mlirScanMemrefCopy),
-                                 ("malloc", capi.mlirScanAlloc), ("free", capi.mlirScanFree)):
+                                 ("malloc", capi.mlirScanAlloc), ("calloc", capi.mlirScanCalloc),
+                                 ("free", capi.mlirScanFree)):
             self._engine.raw_register_runtime(symbol, ctypes.cast(function, ctypes.c_void_p))
         self._error = None
         address = self._lookup(_ERROR_GLOBAL, required=False)

@@ -139,7 +139,7 @@ func.func @int_sum(%x: memref<?xi64>, %o: memref<i64>) {
 
 // Left for convert-linalg-to-loops, each for its own reason.
 // CHECK-LABEL: func.func @not_vectorized
-// CHECK-COUNT-6: linalg.generic
+// CHECK-COUNT-8: linalg.generic
 // CHECK-NOT:     vector.
 func.func @not_vectorized(%x: memref<?xf64>, %m: memref<8x8xf64>, %s: memref<8xf64, strided<[2]>>,
                           %b: memref<?xi1>, %o: memref<f64>, %i: memref<?xindex>) {
@@ -183,6 +183,25 @@ func.func @not_vectorized(%x: memref<?xf64>, %m: memref<8x8xf64>, %s: memref<8xf
     %k = arith.index_cast %j : index to i64
     %f = arith.sitofp %k : i64 to f64
     linalg.yield %f : f64
+  }
+  // The output is also an input and a loop revisits its elements (k before
+  // j): unrolling k would read c[j] from memory after updating it in a register.
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (j)>, affine_map<(k, j) -> (k, j)>,
+                                   affine_map<(k, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%x, %m : memref<?xf64>, memref<8x8xf64>) outs(%x : memref<?xf64>) {
+  ^bb0(%a: f64, %q: f64, %c: f64):
+    %r = arith.addf %a, %q : f64
+    linalg.yield %r : f64
+  }
+  // The same with an innermost reduction: the input would be read once.
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<?xf64>, memref<8x8xf64>) outs(%x : memref<?xf64>) {
+  ^bb0(%a: f64, %q: f64, %c: f64):
+    %r = arith.addf %c, %a fastmath<reassoc> : f64
+    linalg.yield %r : f64
   }
   // Index elements have no fixed width.
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>],

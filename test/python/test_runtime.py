@@ -261,6 +261,39 @@ def test_large_buffers_are_reused_but_never_while_alive():
     assert grown < 64 * 2**20, f"resident memory grew by {grown / 2**20:.1f} MiB"
 
 
+def test_zero_filled_results_come_from_the_programs_allocator():
+    """LLVM turns malloc + a zero fill into calloc: that calloc must be the
+    programs' allocator too (freeing libc's block with mlirScanFree aborted),
+    and must zero blocks the cache hands out again."""
+    prog = mlir_scan.compile(
+        """
+        func.func @ones() -> tensor<65536xf64> {
+          %c = arith.constant dense<1.0> : tensor<65536xf64>
+          return %c : tensor<65536xf64>
+        }
+        func.func @zeros() -> tensor<65536xf64> {
+          %c = arith.constant dense<0.0> : tensor<65536xf64>
+          return %c : tensor<65536xf64>
+        }"""
+    )
+    for _ in range(3):
+        assert (prog.ones() == 1.0).all()  # dirties a block the cache keeps
+        assert not prog.zeros().any()
+
+
+def test_reused_context_and_pass_managers_survive_new_dialects():
+    """compile() reuses one context and its pass managers per thread; loading
+    more dialects into the context re-initializes the passes (scan-optimize
+    must not repeat its round then) and results stay right."""
+    from mlir_scan import runtime
+
+    xs = np.arange(5.0)
+    np.testing.assert_array_equal(mlir_scan.compile(CUMSUM).cumsum(xs, 0.0), np.cumsum(xs))
+    runtime._compile_context().load_all_available_dialects()
+    for _ in range(2):
+        np.testing.assert_array_equal(mlir_scan.compile(CUMSUM).cumsum(xs, 1.0), 1.0 + np.cumsum(xs))
+
+
 def test_functions_never_write_their_arguments():
     # tensor.insert into an argument: bufferization must copy, not write the
     # caller's array (the runtime passes arrays without copying).
