@@ -5,7 +5,7 @@
 // step's matrix-vector product at hidden sizes around 128. Here it becomes
 // plain arithmetic that works on vectors: a polynomial near zero and
 // `1 - 2 / (exp(2|x|) + 1)` elsewhere, with `exp` reduced to a polynomial
-// and a power of two, in f64 (about one ulp); f32 goes through f64.
+// and a power of two, in the value's own precision (f32 or f64, within 2 ulp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,10 +29,25 @@ using namespace mlir;
 
 namespace {
 
-/// tanh(x) / x as a polynomial in z = x^2 on |x| < kSmall (least-squares fit,
-/// relative error 2e-16 in double arithmetic).
-constexpr double kSmall = 0.625;
-constexpr double kTanhOverX[] = {
+/// The constants of the expansion for one precision.
+struct TanhParameters {
+  /// Below this |x|: x * P(x^2), P a least-squares fit of tanh(x)/x.
+  double small;
+  ArrayRef<double> tanhOverX;
+  /// Beyond this |x|, tanh(x) rounds to +-1.
+  double saturated;
+  /// ln 2 split into a part with trailing zero bits (k * ln2Hi is exact for
+  /// the k used here) and the rest.
+  double ln2Hi, ln2Lo;
+  /// exp(r) on |r| <= ln(2)/2: Taylor terms up to r^expDegree.
+  int expDegree;
+  /// 2^k is built from its bits: (k + bias) << mantissaBits.
+  unsigned intWidth, mantissaBits;
+  int64_t bias;
+};
+
+/// f64: relative error 2e-16 for the polynomial, 1.5e-16 for exp(r).
+constexpr double kTanhOverXF64[] = {
     1.0,
     -0.3333333333333263,
     0.13333333333247405,
@@ -46,34 +61,45 @@ constexpr double kTanhOverX[] = {
     7.703206652785811e-05,
     -1.6023079478560803e-05,
 };
-/// Beyond this |x|, tanh(x) rounds to +-1 in double precision.
-constexpr double kSaturated = 20.0;
-constexpr double kLog2E = 1.4426950408889634;
-/// ln 2 split into a part with trailing zero bits (k * kLn2Hi is exact for
-/// the k used here) and the rest.
-constexpr double kLn2Hi = 0.693147180369123816490;
-constexpr double kLn2Lo = 1.90821492927058770002e-10;
-/// exp(r) on |r| <= ln(2)/2: Taylor terms up to r^13 (error 1.5e-16).
-constexpr int kExpDegree = 13;
+const TanhParameters kF64{0.625, kTanhOverXF64, 20.0, 0.693147180369123816490,
+                          1.90821492927058770002e-10, 13, 64, 52, 1023};
 
-/// Builds values of one float type (f64 or a vector of f64), splatting
-/// constants as needed.
+/// f32: 1.4 ulp for the polynomial (on |x| < 0.9, where the other branch
+/// loses more to cancellation), 1 ulp for the exp branch.
+constexpr double kTanhOverXF32[] = {
+    1.0,
+    -0.33333316445350647,
+    0.13332921266555786,
+    -0.0539260096848011,
+    0.02165387012064457,
+    -0.008249289356172085,
+    0.0025703853461891413,
+    -0.0004514949396252632,
+};
+const TanhParameters kF32{0.9, kTanhOverXF32, 9.5, 0.693145751953125,
+                          1.428606765330187e-06, 7, 32, 23, 127};
+
+constexpr double kLog2E = 1.4426950408889634;
+
+/// Builds values of one float type (scalar or vector), splatting constants.
 struct Builder {
   OpBuilder &b;
   Location loc;
   Type type;
+  const TanhParameters &params;
 
+  Type element() const { return getElementTypeOrSelf(type); }
   Type intType() const {
-    Type i64 = b.getI64Type();
+    Type i = b.getIntegerType(params.intWidth);
     if (auto v = dyn_cast<VectorType>(type))
-      return v.clone(i64);
-    return i64;
+      return v.clone(i);
+    return i;
   }
   Value constant(double value) const {
-    return constantOf(type, b.getF64FloatAttr(value));
+    return constantOf(type, b.getFloatAttr(element(), value));
   }
   Value intConstant(int64_t value) const {
-    return constantOf(intType(), b.getI64IntegerAttr(value));
+    return constantOf(intType(), b.getIntegerAttr(b.getIntegerType(params.intWidth), value));
   }
   Value constantOf(Type t, TypedAttr scalar) const {
     if (auto v = dyn_cast<VectorType>(t))
@@ -96,38 +122,41 @@ struct Builder {
   }
 };
 
-/// exp(y) for y in [0, 2 * kSaturated]: y = k ln2 + r, exp(y) = 2^k exp(r).
+/// exp(y) for y in [0, 2 * saturated]: y = k ln2 + r, exp(y) = 2^k exp(r).
 Value expOfBounded(const Builder &f, Value y) {
   OpBuilder &b = f.b;
   Value k = math::RoundEvenOp::create(b, f.loc, f.mul(y, f.constant(kLog2E)));
-  Value r = f.fma(k, f.constant(-kLn2Hi), y);
-  r = f.fma(k, f.constant(-kLn2Lo), r);
+  Value r = f.fma(k, f.constant(-f.params.ln2Hi), y);
+  r = f.fma(k, f.constant(-f.params.ln2Lo), r);
   SmallVector<double> taylor;
   double term = 1.0;
-  for (int i = 0; i <= kExpDegree; ++i) {
+  for (int i = 0; i <= f.params.expDegree; ++i) {
     taylor.push_back(term);
     term /= i + 1;
   }
   Value expR = f.polynomial(r, taylor);
-  // 2^k from its bit pattern: the biased exponent k + 1023 in bits 52..62.
+  // 2^k from its bit pattern: the biased exponent above the mantissa.
   Value kInt = arith::FPToSIOp::create(b, f.loc, f.intType(), k);
-  Value biased = arith::AddIOp::create(b, f.loc, kInt, f.intConstant(1023));
-  Value bits = arith::ShLIOp::create(b, f.loc, biased, f.intConstant(52));
+  Value biased =
+      arith::AddIOp::create(b, f.loc, kInt, f.intConstant(f.params.bias));
+  Value bits = arith::ShLIOp::create(b, f.loc, biased,
+                                     f.intConstant(f.params.mantissaBits));
   Value twoToK = arith::BitcastOp::create(b, f.loc, f.type, bits);
   return f.mul(expR, twoToK);
 }
 
-/// tanh of an f64 scalar or vector.
-Value expandF64Tanh(OpBuilder &b, Location loc, Value x) {
-  Builder f{b, loc, x.getType()};
+/// tanh of an f32/f64 scalar or vector.
+Value expandTanh(OpBuilder &b, Location loc, Value x,
+                 const TanhParameters &params) {
+  Builder f{b, loc, x.getType(), params};
   Value ax = math::AbsFOp::create(b, loc, x);
 
-  Value small = f.mul(x, f.polynomial(f.mul(x, x), kTanhOverX));
+  Value small = f.mul(x, f.polynomial(f.mul(x, x), params.tanhOverX));
 
   // minnumf turns a NaN into the bound, so the integer conversion in exp
   // never sees a NaN; the NaN comes back through the last select.
   Value y = arith::MinNumFOp::create(b, loc, f.add(ax, ax),
-                                     f.constant(2 * kSaturated));
+                                     f.constant(2 * params.saturated));
   Value e = expOfBounded(f, y);
   Value large =
       f.sub(f.constant(1.0), arith::DivFOp::create(b, loc, f.constant(2.0),
@@ -135,15 +164,14 @@ Value expandF64Tanh(OpBuilder &b, Location loc, Value x) {
   large = math::CopySignOp::create(b, loc, large, x);
 
   Value isSmall = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, ax,
-                                        f.constant(kSmall));
+                                        f.constant(params.small));
   Value result = arith::SelectOp::create(b, loc, isSmall, small, large);
   Value isNaN =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
   return arith::SelectOp::create(b, loc, isNaN, x, result);
 }
 
-/// f64 tanh directly; f32 tanh through f64 (a correctly rounded f32 result
-/// in all but rare ties, at half the vector width).
+/// Replaces f32/f64 tanh with the expansion in its own precision.
 struct ExpandTanh : OpRewritePattern<math::TanhOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -154,18 +182,8 @@ struct ExpandTanh : OpRewritePattern<math::TanhOp> {
     if (!(element.isF64() || element.isF32()) ||
         !(isa<FloatType>(type) || isa<VectorType>(type)))
       return rewriter.notifyMatchFailure(op, "not an f32/f64 scalar or vector");
-    Location loc = op.getLoc();
-    Value x = op.getOperand();
-    if (element.isF64()) {
-      rewriter.replaceOp(op, expandF64Tanh(rewriter, loc, x));
-      return success();
-    }
-    Type wide = rewriter.getF64Type();
-    if (auto v = dyn_cast<VectorType>(type))
-      wide = v.clone(wide);
-    Value extended = arith::ExtFOp::create(rewriter, loc, wide, x);
-    Value result = expandF64Tanh(rewriter, loc, extended);
-    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, result);
+    rewriter.replaceOp(op, expandTanh(rewriter, op.getLoc(), op.getOperand(),
+                                      element.isF64() ? kF64 : kF32));
     return success();
   }
 };

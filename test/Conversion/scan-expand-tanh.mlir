@@ -25,11 +25,19 @@ func.func @f64_vector(%x: vector<8xf64>) -> vector<8xf64> {
   return %y : vector<8xf64>
 }
 
-// f32 goes through f64 and is rounded back.
+// f32 is expanded in f32, with its own constants: 2^k from i32 bits (k + 127)
+// << 23.
 // CHECK-LABEL: func.func @f32_scalar
-// CHECK:         %[[W:.*]] = arith.extf %{{.*}} : f32 to f64
-// CHECK:         math.absf %[[W]] : f64
-// CHECK:         %[[R:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK-NOT:     arith.extf
+// CHECK-DAG:     %[[SHIFT:.*]] = arith.constant 23 : i32
+// CHECK-DAG:     %[[BIAS:.*]] = arith.constant 127 : i32
+// CHECK:         math.absf %{{.*}} : f32
+// CHECK:         %[[K:.*]] = arith.fptosi {{.*}} : f32 to i32
+// CHECK:         %[[B:.*]] = arith.addi %[[K]], %[[BIAS]] : i32
+// CHECK:         arith.shli %[[B]], %[[SHIFT]] : i32
+// CHECK:         arith.bitcast {{.*}} : i32 to f32
+// CHECK:         %[[NAN:.*]] = arith.cmpf uno
+// CHECK:         %[[R:.*]] = arith.select %[[NAN]]
 // CHECK:         return %[[R]]
 func.func @f32_scalar(%x: f32) -> f32 {
   %y = math.tanh %x : f32
