@@ -35,6 +35,26 @@ def _both(source: str):
     return mlir_scan.compile(source), mlir_scan.compile(source, vectorize=False)
 
 
+def _random(rng: np.random.Generator, shape: tuple, dtype) -> np.ndarray:
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-9, 9, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _check_contraction(source: str, name: str, a: np.ndarray, b: np.ndarray, dtype) -> None:
+    """Both builds equal `a @ b`: exactly for integers, within rounding for
+    floats (vectorized reductions are reassociated)."""
+    vectorized, scalar = _both(source)
+    got, baseline = getattr(vectorized, name)(a, b), getattr(scalar, name)(a, b)
+    expected = a @ b
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(baseline, expected)
+    else:
+        np.testing.assert_allclose(got, baseline, **_tolerance(dtype))
+        np.testing.assert_allclose(got, expected, **_tolerance(dtype))
+
+
 def rnn_source(h: int, i: int, t: str, contraction: str) -> str:
     """An Elman step h' = tanh(h W + x U + b) with `linalg.vecmat` (j innermost,
     a parallel vector loop) or `linalg.matvec` on W^T (a vector reduction)."""
@@ -176,19 +196,8 @@ def test_dot_reduction(n, dtype):
       return %r : tensor<?x{t}>
     }}"""
     rng = np.random.default_rng(n)
-    if np.issubdtype(dtype, np.integer):
-        xs, w = rng.integers(-9, 9, (4, n)).astype(dtype), rng.integers(-9, 9, n).astype(dtype)
-    else:
-        xs, w = rng.standard_normal((4, n)).astype(dtype), rng.standard_normal(n).astype(dtype)
-    vectorized, scalar = _both(source)
-    got, baseline = vectorized.dots(xs, w), scalar.dots(xs, w)
-    expected = xs @ w
-    if np.issubdtype(dtype, np.integer):
-        np.testing.assert_array_equal(got, expected)
-        np.testing.assert_array_equal(baseline, expected)
-    else:
-        np.testing.assert_allclose(got, baseline, **_tolerance(dtype))
-        np.testing.assert_allclose(got, expected, **_tolerance(dtype))
+    xs, w = _random(rng, (4, n), dtype), _random(rng, (n,), dtype)
+    _check_contraction(source, "dots", xs, w, dtype)
 
 
 def test_pass_fires_only_when_asked():
@@ -251,16 +260,5 @@ def test_matmul_body_row_blocking(m, k, n, dtype):
       return %r : tensor<?x{m}x{n}x{t}>
     }}"""
     rng = np.random.default_rng(m * 100 + k * 10 + n)
-    if np.issubdtype(dtype, np.integer):
-        a, b = rng.integers(-9, 9, (3, m, k)).astype(dtype), rng.integers(-9, 9, (k, n)).astype(dtype)
-    else:
-        a, b = rng.standard_normal((3, m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
-    vectorized, scalar = _both(source)
-    got, baseline = vectorized.mm(a, b), scalar.mm(a, b)
-    expected = a @ b
-    if np.issubdtype(dtype, np.integer):
-        np.testing.assert_array_equal(got, expected)
-        np.testing.assert_array_equal(baseline, expected)
-    else:
-        np.testing.assert_allclose(got, baseline, **_tolerance(dtype))
-        np.testing.assert_allclose(got, expected, **_tolerance(dtype))
+    a, b = _random(rng, (3, m, k), dtype), _random(rng, (k, n), dtype)
+    _check_contraction(source, "mm", a, b, dtype)
