@@ -172,6 +172,8 @@ struct OutputPlan {
   Value ringRows;            // rows of the ring buffer when keep > 0
   SmallVector<OpFoldResult> rowSizes;
   Value init;                // init operand (null for nitsot)
+  Value initBuffer;          // tensor states: the init rows, laid out as
+                             // buffer rows (null otherwise)
   Value buffer;              // memref written row by row
   unsigned firstReg = 0;     // position of its registers in the iter_args
 };
@@ -196,6 +198,7 @@ private:
   void planNonSequences();
   void planMitMots();
   void planOutputs();
+  void planInitBuffer(OutputPlan &plan, Type elementType);
   /// Values of the body's block arguments at step `t`.
   SmallVector<Value> blockArgValues(Value t, ValueRange regs);
   /// Inlines the body at the insertion point, writes this step's rows and
@@ -355,6 +358,8 @@ void ScanLowering::planOutputs() {
     }
     llvm::append_range(sizes, plan.rowSizes);
     plan.buffer = allocBuffer(rewriter, loc, sizes, resultType.getElementType());
+    if (!plan.scalarState && plan.kind != ScanOp::OutputKind::NitSot)
+      planInitBuffer(plan, resultType.getElementType());
 
     // Scalar states also live in registers: x[t-K .. t-1].
     plan.firstReg = initialRegs.size();
@@ -367,6 +372,31 @@ void ScanLowering::planOutputs() {
               rewriter, loc, plan.init, constIndex(rewriter, loc, j)));
     }
     plans.push_back(std::move(plan));
+  }
+}
+
+/// A tensor state's rows before step 0 are read from a copy of the init whose
+/// rows have the buffer's row layout: the two branches of stateRow's scf.if
+/// then bufferize to one unit-stride view type instead of a fully dynamic
+/// layout, and the step's loops read a contiguous state (which
+/// scan-vectorize-linalg-loops needs, and which spares LLVM versioning them).
+/// One copy of the init per call; none when the checks stopped the loop.
+void ScanLowering::planInitBuffer(OutputPlan &plan, Type elementType) {
+  SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(plan.initRows)};
+  llvm::append_range(sizes, plan.rowSizes);
+  plan.initBuffer = allocBuffer(rewriter, loc, sizes, elementType);
+  Value runs = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                     nSteps, constIndex(rewriter, loc, 0));
+  auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, runs,
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(ifOp.thenBlock());
+  for (int64_t j = 0; j < plan.initRows; ++j) {
+    Value idx = constIndex(rewriter, loc, j);
+    Value row = plan.kind == ScanOp::OutputKind::SitSot
+                    ? plan.init
+                    : extractTensorRow(rewriter, loc, plan.init, idx);
+    writeBufferRow(rewriter, loc, row, plan.initBuffer, idx);
   }
 }
 
@@ -388,11 +418,9 @@ Value ScanLowering::stateRow(const OutputPlan &plan, Value t, ValueRange regs,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
-  Value initRow = plan.kind == ScanOp::OutputKind::SitSot
-                      ? plan.init
-                      : extractTensorRow(rewriter, loc, plan.init,
-                                         plus(t, plan.initRows + k));
-  scf::YieldOp::create(rewriter, loc, initRow);
+  scf::YieldOp::create(rewriter, loc,
+                       readBufferRow(rewriter, loc, plan.initBuffer,
+                                     plus(t, plan.initRows + k)));
   rewriter.setInsertionPointToStart(ifOp.elseBlock());
   scf::YieldOp::create(
       rewriter, loc,

@@ -67,16 +67,24 @@ func.func @sequence_taps(%xs: tensor<?x4xf32>, %n: index) -> tensor<?x4xf32> {
   return %r : tensor<?x4xf32>
 }
 
-// Tensor SITSOT: step 0 reads the init, later steps a restrict view of row
-// t-1; the new state is materialized into row t, after the body.
+// Tensor SITSOT: the init is copied (once, if the loop runs) into a one-row
+// buffer laid out like the output rows, so that both branches below read a
+// unit-stride row view; step 0 reads that copy, later steps a restrict view of
+// row t-1; the new state is materialized into row t, after the body.
 
 // CHECK-LABEL: func.func @sitsot_tensor
 // CHECK-SAME:    (%[[H0:[^:]*]]: tensor<16xf32>
 // CHECK:         %[[BUF:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x16xf32>
+// CHECK:         %[[INIT:.*]] = memref.alloc() {{.*}} : memref<1x16xf32>
+// CHECK:         scf.if
+// CHECK:           memref.subview %[[INIT]][0, 0] [1, 16] [1, 1]
+// CHECK:           bufferization.materialize_in_destination %[[H0]] in restrict writable
 // CHECK:         scf.for %[[T:[^ ]*]] =
 // CHECK:           %[[FIRST:.*]] = arith.cmpi slt, %[[T]], %c1
 // CHECK:           %[[H:.*]] = scf.if %[[FIRST]] -> (tensor<16xf32>) {
-// CHECK:             scf.yield %[[H0]]
+// CHECK:             %[[IV:.*]] = memref.subview %[[INIT]][%[[T]], 0] [1, 16] [1, 1] : memref<1x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+// CHECK:             %[[IROW:.*]] = bufferization.to_tensor %[[IV]] restrict
+// CHECK:             scf.yield %[[IROW]]
 // CHECK:           } else {
 // CHECK:             %[[PREV:.*]] = arith.addi %[[T]], %c-1
 // CHECK:             %[[VIEW:.*]] = memref.subview %[[BUF]][%[[PREV]], 0] [1, 16] [1, 1]
