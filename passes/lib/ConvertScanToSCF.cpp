@@ -9,6 +9,7 @@
 
 #include "Scan/Passes.h"
 #include "Scan/RuntimeChecks.h"
+#include "Scan/ScanArgs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -793,8 +794,7 @@ struct ConvertScanToSCFPass
     ModuleOp module = getOperation();
     genericizeFoldHazards(module);
     // Post-order: an inner scan is lowered (into its parent's body) first.
-    SmallVector<ScanOp> scans;
-    module.walk([&](ScanOp op) { scans.push_back(op); });
+    SmallVector<ScanOp> scans = collectScans(module);
     if (scans.empty()) {
       materializeSelfFolds(module);
       return;
@@ -836,18 +836,26 @@ struct ConvertScanToSCFPass
 /// such ops out of distinct block arguments (the same value passed twice as a
 /// non-sequence), so the pass rewrites them, in the whole module, into a
 /// `linalg.fill` of their value, which is what the folder means to produce.
-void mlir::scan::materializeSelfFolds(ModuleOp module) {
+/// The `arith.xori` / `arith.cmpi` ops on tensors with dynamic sizes whose
+/// upstream folders abort (all of them, or those whose two operands are one
+/// value).
+static SmallVector<Operation *> dynamicXorCmpOps(ModuleOp module,
+                                                 bool onlySelfOps) {
   SmallVector<Operation *> found;
   module.walk([&](Operation *op) {
     if (!isa<arith::XOrIOp, arith::CmpIOp>(op) ||
-        op->getOperand(0) != op->getOperand(1))
+        (onlySelfOps && op->getOperand(0) != op->getOperand(1)))
       return;
     auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (type && !type.hasStaticShape())
       found.push_back(op);
   });
+  return found;
+}
+
+void mlir::scan::materializeSelfFolds(ModuleOp module) {
   IRRewriter rewriter(module.getContext());
-  for (Operation *op : found) {
+  for (Operation *op : dynamicXorCmpOps(module, /*onlySelfOps=*/true)) {
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -876,16 +884,8 @@ void mlir::scan::materializeSelfFolds(ModuleOp module) {
 /// `%x`), where materializeSelfFolds cannot intervene, and the upstream
 /// folder then aborts. Inside the generic the ops fold on scalars.
 void mlir::scan::genericizeFoldHazards(ModuleOp module) {
-  SmallVector<Operation *> found;
-  module.walk([&](Operation *op) {
-    if (!isa<arith::XOrIOp, arith::CmpIOp>(op))
-      return;
-    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (type && !type.hasStaticShape())
-      found.push_back(op);
-  });
   IRRewriter rewriter(module.getContext());
-  for (Operation *op : found) {
+  for (Operation *op : dynamicXorCmpOps(module, /*onlySelfOps=*/false)) {
     rewriter.setInsertionPoint(op);
     Location loc = op->getLoc();
     auto type = cast<RankedTensorType>(op->getResult(0).getType());

@@ -9,6 +9,12 @@
 using namespace mlir;
 using namespace mlir::scan;
 
+SmallVector<ScanOp> mlir::scan::collectScans(Operation *root) {
+  SmallVector<ScanOp> scans;
+  root->walk([&](ScanOp op) { scans.push_back(op); });
+  return scans;
+}
+
 int64_t mlir::scan::stackedRows(std::optional<int64_t> nSteps, bool until,
                                 int64_t keep) {
   if (keep > 0)

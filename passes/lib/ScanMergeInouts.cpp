@@ -54,8 +54,7 @@ struct ScanMergeInoutsPass
     : scan::impl::ScanMergeInoutsBase<ScanMergeInoutsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<ScanOp> scans;
-    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    SmallVector<ScanOp> scans = collectScans(getOperation());
     for (ScanOp op : scans)
       mergeInouts(op, rewriter);
   }

@@ -37,8 +37,7 @@ struct ScanPushOutNonSeqPass
     : scan::impl::ScanPushOutNonSeqBase<ScanPushOutNonSeqPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<ScanOp> scans;
-    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    SmallVector<ScanOp> scans = collectScans(getOperation());
     for (ScanOp op : scans)
       pushOut(op, rewriter);
   }

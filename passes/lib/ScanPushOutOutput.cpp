@@ -34,8 +34,7 @@ struct ScanPushOutOutputPass
     : scan::impl::ScanPushOutOutputBase<ScanPushOutOutputPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<ScanOp> scans;
-    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    SmallVector<ScanOp> scans = collectScans(getOperation());
     for (ScanOp op : scans)
       while (std::optional<ScanOp> next = pushOutOne(op, rewriter))
         op = *next;

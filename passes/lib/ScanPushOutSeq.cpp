@@ -67,8 +67,7 @@ struct ScanPushOutSeqPass
     : scan::impl::ScanPushOutSeqBase<ScanPushOutSeqPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<ScanOp> scans;
-    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    SmallVector<ScanOp> scans = collectScans(getOperation());
     for (ScanOp op : scans)
       pushOut(op, rewriter);
   }

@@ -33,6 +33,19 @@ using namespace mlir::scan;
 
 namespace {
 
+/// The taps whose block arguments the body reads, with those arguments.
+std::pair<SmallVector<int64_t>, SmallVector<Value>>
+usedTaps(ArrayRef<int64_t> taps, ArrayRef<Value> inner) {
+  std::pair<SmallVector<int64_t>, SmallVector<Value>> used;
+  for (auto [tap, arg] : llvm::zip(taps, inner)) {
+    if (arg.use_empty())
+      continue;
+    used.first.push_back(tap);
+    used.second.push_back(arg);
+  }
+  return used;
+}
+
 /// The values of a scan body that the kept outputs need: a backward slice
 /// from the yields of outputs whose results are used, the mitmot yields and
 /// the `until` condition, closed under "a state whose block arguments are
@@ -135,8 +148,7 @@ struct ScanRemoveUnusedPass
     : scan::impl::ScanRemoveUnusedBase<ScanRemoveUnusedPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<ScanOp> scans;
-    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    SmallVector<ScanOp> scans = collectScans(getOperation());
     // Dropping an output can leave inputs unused: repeat to a fixed point.
     for (ScanOp op : scans)
       while (std::optional<ScanOp> next = simplify(op, rewriter))
@@ -200,14 +212,7 @@ struct ScanRemoveUnusedPass
     rewriter.setInsertionPoint(op);
     for (auto [index, s] : llvm::enumerate(args.sequences)) {
       int64_t oldLo = std::min<int64_t>(0, s.taps.front());
-      SmallVector<int64_t> taps;
-      SmallVector<Value> inner;
-      for (auto [tap, arg] : llvm::zip(s.taps, s.inner)) {
-        if (arg.use_empty())
-          continue;
-        taps.push_back(tap);
-        inner.push_back(arg);
-      }
+      auto [taps, inner] = usedTaps(s.taps, s.inner);
       if (taps.size() == s.taps.size())
         continue;
       emitSequenceLengthCheck(rewriter, op, args.nSteps, s.outer, s.taps,
@@ -229,14 +234,7 @@ struct ScanRemoveUnusedPass
 
     // Mitsot taps nobody reads; the init loses the rows of dropped low taps.
     for (ScanArgs::State &s : args.mitsots) {
-      SmallVector<int64_t> taps;
-      SmallVector<Value> inner;
-      for (auto [tap, arg] : llvm::zip(s.taps, s.inner)) {
-        if (arg.use_empty())
-          continue;
-        taps.push_back(tap);
-        inner.push_back(arg);
-      }
+      auto [taps, inner] = usedTaps(s.taps, s.inner);
       // A mitsot needs at least one tap. With `keep`, the init rows are part
       // of the kept rows, so its lowest tap (its number of init rows) stays.
       if (taps.empty() || taps.size() == s.taps.size() ||

@@ -153,8 +153,7 @@ tailReads(Value result, ScanOp op, SmallVectorImpl<tensor::DimOp> &otherDims) {
 struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<ScanOp> scans;
-    getOperation()->walk([&](ScanOp op) { scans.push_back(op); });
+    SmallVector<ScanOp> scans = collectScans(getOperation());
     for (ScanOp op : scans)
       saveMem(op, rewriter);
   }

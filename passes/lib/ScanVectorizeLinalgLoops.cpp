@@ -181,21 +181,19 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
     plan.unroll = 4;
 
   // `C[i, j] += A[i, k] * B[k, j]`: four rows i share each vector of B.
-  if (plan.unroll > 1 && rank >= 3 &&
-      op.getIteratorTypesArray()[rank - 3] == utils::IteratorType::parallel &&
-      llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-        return op.getMatchingIndexingMap(&init).isFunctionOfDim(rank - 3);
-      }) &&
-      llvm::any_of(op->getOpOperands(), [&](OpOperand &operand) {
-        AffineMap map = op.getMatchingIndexingMap(&operand);
-        return plan.varies[operand.getOperandNumber()] &&
-               !map.isFunctionOfDim(rank - 3);
-      }))
-    plan.rows = 4;
   for (OpOperand &operand : op->getOpOperands())
     plan.perRow.push_back(
         rank >= 3 &&
         op.getMatchingIndexingMap(&operand).isFunctionOfDim(rank - 3));
+  if (plan.unroll > 1 && rank >= 3 &&
+      op.getIteratorTypesArray()[rank - 3] == utils::IteratorType::parallel &&
+      llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        return plan.perRow[init.getOperandNumber()];
+      }) &&
+      llvm::any_of(llvm::zip(plan.varies, plan.perRow), [](auto pair) {
+        return std::get<0>(pair) && !std::get<1>(pair);
+      }))
+    plan.rows = 4;
   return plan;
 }
 

@@ -33,6 +33,13 @@ MLIR_CAPI_EXPORTED void mlirScanRegisterPasses() {
   (void)registered;
 }
 
+/// Rewrites the `arith.xori` / `arith.cmpi` ops on dynamically shaped tensors
+/// whose upstream folders abort into linalg.generic ops (the guard the scan
+/// passes run first); for pipelines that fold before any scan pass runs.
+MLIR_CAPI_EXPORTED void mlirScanGenericizeFoldHazards(MlirModule module) {
+  mlir::scan::genericizeFoldHazards(unwrap(module));
+}
+
 /// The run-time helper that `memref.copy` of non-contiguous memrefs lowers to
 /// (`memrefCopy`, normally from libmlir_c_runner_utils.so, which links
 /// libMLIR.so and must not be loaded next to the Python bindings). The

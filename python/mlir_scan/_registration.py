@@ -24,6 +24,12 @@ class _MlirDialectRegistry(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p)]
 
 
+class MlirModule(ctypes.Structure):
+    """The C API's MlirModule, passed by value."""
+
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
 def _capsule_pointer(obj: object) -> int:
     """The raw C pointer behind ``obj._CAPIPtr``."""
     capsule = obj._CAPIPtr
@@ -53,6 +59,8 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanRegisterDialect.restype = None
     lib.mlirScanRegisterPasses.argtypes = []
     lib.mlirScanRegisterPasses.restype = None
+    lib.mlirScanGenericizeFoldHazards.argtypes = [MlirModule]
+    lib.mlirScanGenericizeFoldHazards.restype = None
     lib.mlirScanAlloc.argtypes = [ctypes.c_size_t]
     lib.mlirScanAlloc.restype = ctypes.c_void_p
     lib.mlirScanCalloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]

@@ -41,9 +41,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from mlir import execution_engine, ir, passmanager
-from mlir.dialects import arith as _arith
-from mlir.dialects import linalg as _linalg
-from mlir.dialects import tensor as _tensor
 
 from . import _registration
 
@@ -58,60 +55,6 @@ _OPTIMIZE = "scan-optimize"
 _TO_SCF = "convert-scan-to-scf,canonicalize,cse"
 _BUFFERIZE = "scan-bufferize-loops"
 _TO_LLVM = "scan-buffers-to-llvm"
-
-
-def _generic_for_crashing_folds(module: ir.Module) -> None:
-    """Rewrites every `arith.xori` and `arith.cmpi` on tensors with dynamic sizes
-    into the equivalent elementwise `linalg.generic` (what
-    convert-elementwise-to-linalg produces).
-
-    The LLVM 22.1 folders of these ops abort the process (assertion "type must
-    have static shape") when the two operands are the same value: they build a
-    `DenseElementsAttr` of the dynamically shaped result type. The operands can
-    become one value inside a single canonicalize run (e.g. `select %c, %x, %x`
-    folds to `%x`), and every pass that folds would crash (canonicalize, the
-    dialect conversion of convert-elementwise-to-linalg). Inside a
-    `linalg.generic` the same ops work on scalars, which fold fine.
-    """
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in ("arith.xori", "arith.cmpi") and len(op.operands) == 2:
-            rtype = op.results[0].type
-            if isinstance(rtype, ir.RankedTensorType) and not rtype.has_static_shape:
-                found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for op in found:
-        lhs, rhs = op.operands
-        rtype = ir.RankedTensorType(op.results[0].type)
-        rank = rtype.rank
-        with ir.InsertionPoint(op), op.location:
-            sizes = []
-            for i in range(rank):
-                if rtype.is_dynamic_dim(i):
-                    sizes.append(_tensor.dim(lhs, _arith.constant(ir.IndexType.get(), i)))
-                else:
-                    sizes.append(rtype.get_dim_size(i))
-            init = _tensor.EmptyOp(sizes, rtype.element_type).result
-            identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
-            parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-            generic = _linalg.GenericOp(
-                [rtype], [lhs, rhs], [init], ir.ArrayAttr.get([identity] * 3),
-                ir.ArrayAttr.get([parallel] * rank))
-            operand_elem = ir.RankedTensorType(lhs.type).element_type
-            block = generic.regions[0].blocks.append(
-                operand_elem, operand_elem, rtype.element_type)
-            with ir.InsertionPoint(block):
-                a, b = block.arguments[0], block.arguments[1]
-                if op.name == "arith.xori":
-                    scalar = _arith.xori(a, b)
-                else:
-                    scalar = _arith.cmpi(op.attributes["predicate"], a, b)
-                _linalg.YieldOp([scalar])
-        op.results[0].replace_all_uses_with(generic.result)
-        op.erase()
 
 
 # Mirrors ScanErrorCode in passes/include/Scan/RuntimeChecks.h.
@@ -494,9 +437,11 @@ class Program:
                 if pipeline:
                     if stage == "optimized":
                         # A rewrite pipeline given as a string may fold before
-                        # any scan pass has run the C++ guards (scan-optimize
-                        # and convert-scan-to-scf run them first thing).
-                        _generic_for_crashing_folds(module)
+                        # any scan pass has run this guard (scan-optimize and
+                        # convert-scan-to-scf run it first thing): upstream
+                        # folders of xori/cmpi on dynamic tensors abort.
+                        _registration.capi().mlirScanGenericizeFoldHazards(
+                            _registration.MlirModule(_registration._capsule_pointer(module)))
                     _pass_manager(pipeline).run(module.operation)
                 if stage == "llvm":
                     _compile_once(module)

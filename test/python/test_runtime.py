@@ -299,6 +299,21 @@ def test_reused_context_and_pass_managers_survive_new_dialects():
         np.testing.assert_array_equal(mlir_scan.compile(CUMSUM).cumsum(xs, 1.0), 1.0 + np.cumsum(xs))
 
 
+def test_rewrite_pipeline_string_is_guarded_against_aborting_folds():
+    """`cmpi eq, %x, %x` on a dynamic tensor aborts upstream's canonicalize
+    (scan-opt --canonicalize dies); compile() runs the C++ guard
+    (genericizeFoldHazards, through the C API) before a pipeline string."""
+    prog = mlir_scan.compile(
+        """
+        func.func @f(%x: tensor<?xi32>) -> tensor<?xi1> {
+          %c = arith.cmpi eq, %x, %x : tensor<?xi32>
+          return %c : tensor<?xi1>
+        }""",
+        optimize="canonicalize",
+    )
+    np.testing.assert_array_equal(prog.f(np.arange(3, dtype=np.int32)), [True, True, True])
+
+
 def test_functions_never_write_their_arguments():
     # tensor.insert into an argument: bufferization must copy, not write the
     # caller's array (the runtime passes arrays without copying).

@@ -100,6 +100,11 @@ bool hasLiveUserOutside(Value value, Block &block,
                         const DenseSet<Operation *> &live,
                         function_ref<bool(Operation *)> except);
 
+/// Every scan under `root`, inner scans before the scans containing them
+/// (post-order). Passes collect first and rewrite after: rewriting a scan
+/// replaces it, which a running walk must not see.
+SmallVector<ScanOp> collectScans(Operation *root);
+
 /// The static row count of a stacked result: `keep` if set, else n_steps if
 /// it is a constant and the scan has no `until`, else dynamic.
 int64_t stackedRows(std::optional<int64_t> nSteps, bool until, int64_t keep);
