@@ -10,9 +10,16 @@ created afterwards and makes the scan passes known to ``PassManager.parse``::
         module = ir.Module.parse(SOURCE)          # scan IR parses
         passmanager.PassManager.parse("builtin.module(canonicalize)").run(
             module.operation)
+
+The package has three layers: the MLIR core (``_registration``, ``dialect``,
+``runtime``), the NumPy reference interpreter (``reference``) and the
+Theano-style graph builder (``mlir_scan.builder``), which imports the core and
+is never imported by it.
 """
 
 from __future__ import annotations
+
+import sys
 
 from ._registration import _register_everything, register_dialects, register_passes
 
@@ -26,12 +33,45 @@ __version__ = "0.1.0"
 
 # Theano's API (the graph builder): ``import mlir_scan as theano`` and
 # ``from mlir_scan import tensor as T`` run the scan guide's code.
-from . import config, scan_module, tensor  # noqa: E402
-from .function import Function, function  # noqa: E402
-from .graph import MissingInputError, UnusedInputError  # noqa: E402
-from .scan_module import foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: E402,A004
-from .sharedvar import SharedVariable, shared  # noqa: E402
-from .tensor import dot  # noqa: E402
+from . import builder  # noqa: E402
+
+# The builder's modules under their paths from before ``mlir_scan.builder``
+# existed: ``mlir_scan.tensor`` *is* ``mlir_scan.builder.tensor`` (the same
+# module object, its submodules too), so ``mlir_scan.config.floatX = ...``
+# configures the builder and ``isinstance`` sees one class.
+_MOVED = {
+    "config": "builder.config",
+    "emitter": "builder.emitter",
+    "function": "builder.function",
+    "graph": "builder.graph",
+    "ops_basic": "builder.ops.basic",
+    "ops_elemwise": "builder.ops.elemwise",
+    "ops_shape": "builder.ops.shape",
+    "ops_subtensor": "builder.ops.subtensor",
+    "random": "builder.tensor.shared_randomstreams",
+    "scan_module": "builder.scan_module",
+    "scan_op": "builder.ops.scan",
+    "sharedvar": "builder.sharedvar",
+    "tensor": "builder.tensor",
+}
+
+
+def _alias_moved_modules() -> None:
+    for old, new in _MOVED.items():
+        module = sys.modules[f"{__name__}.{new}"]
+        prefix = module.__name__
+        for name, sub in list(sys.modules.items()):
+            if name == prefix or name.startswith(prefix + "."):
+                sys.modules[f"{__name__}.{old}{name[len(prefix):]}"] = sub
+        globals()[old] = module
+
+
+_alias_moved_modules()
+
+from .builder import (  # noqa: E402,A004
+    Function, MissingInputError, SharedVariable, UnusedInputError, config, dot, foldl, foldr, function, map,
+    reduce, scan, scan_checkpoints, scan_module, shared, tensor, until,
+)
 
 __all__ += [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",

@@ -46,9 +46,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-import mlir_scan  # noqa: F401  (registers the Scan dialect into new Contexts)
 from mlir import ir
 from mlir.dialects import linalg as _linalg
+
+from . import _registration
+
+_registration._register_everything()  # the Scan dialect parses in new Contexts (idempotent)
 
 __all__ = ["run"]
 

@@ -8,8 +8,10 @@ import importlib
 import pytest
 
 MODULES = [
-    "config", "graph", "emitter", "ops_elemwise", "ops_shape", "ops_basic", "ops_subtensor", "scan_op",
-    "scan_module", "sharedvar", "random", "function", "tensor",
+    "builder.config", "builder.graph", "builder.emitter", "builder.ops.elemwise", "builder.ops.shape",
+    "builder.ops.basic", "builder.ops.subtensor", "builder.ops.random", "builder.ops.scan",
+    "builder.scan_module", "builder.sharedvar", "builder.function", "builder.tensor", "builder.tensor.basic",
+    "builder.tensor.nnet", "builder.tensor.shared_randomstreams",
 ]
 
 

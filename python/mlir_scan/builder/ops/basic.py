@@ -14,23 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .emitter import Block
-from .graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, upcast
-from .ops_elemwise import _nobool, broadcast_shapes
+from ..emitter import Block
+from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, upcast
+from .elemwise import _nobool, broadcast_shapes, cast, elemwise
 
 __all__ = ["Alloc", "Arange", "Dot", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
-
-
-def _index_dims(b: Block, dims: list[str], dtypes: list[str], what: str) -> list[str]:
-    """Index values from int scalars, clamped at 0 with a run-time error if negative."""
-    out = []
-    for i, (d, dt) in enumerate(zip(dims, dtypes)):
-        idx = b.to_index(d, dt)
-        zero = b.index(0)
-        neg = b.icmp("slt", idx, zero)
-        b.check(neg, f"{what}: dimension #{i} is negative ({{have}})", have=idx)
-        out.append(b.iop("maxsi", idx, zero))
-    return out
 
 
 class Alloc(Op):
@@ -62,7 +50,7 @@ class Alloc(Op):
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         value = node.inputs[0]
-        dyn = _index_dims(b, inputs[1:], [v.dtype for v in node.inputs[1:]], "alloc")
+        dyn = b.index_dims(inputs[1:], [v.dtype for v in node.inputs[1:]], "alloc")
         it = iter(dyn)
         dims = [b.index(s) if s is not None else next(it) for s in self.shape]
         out = node.outputs[0].type
@@ -508,11 +496,16 @@ class Join(Op):
 
 
 def _add_dims(a, c):
+    """The sum of two dimensions (ints or int scalar variables), an int64 scalar if symbolic."""
     if isinstance(a, int) and isinstance(c, int):
         return a + c
-    from . import tensor as T
+    return elemwise("add", _int64_dim(a), _int64_dim(c))
 
-    return T.as_tensor_variable(a, dtype="int64") + T.as_tensor_variable(c, dtype="int64")
+
+def _int64_dim(d) -> Variable:
+    if isinstance(d, Variable):
+        return cast(d, "int64")
+    return Constant(np.asarray(d, dtype="int64"))
 
 
 class Reshape(Op):
@@ -538,7 +531,7 @@ class Reshape(Op):
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         x = node.inputs[0]
         out = node.outputs[0].type
-        dyn = _index_dims(b, inputs[1:], [v.dtype for v in node.inputs[1:]], "reshape")
+        dyn = b.index_dims(inputs[1:], [v.dtype for v in node.inputs[1:]], "reshape")
         it = iter(dyn)
         dims = [b.index(s) if s is not None else next(it) for s in self.shape]
         src = inputs[0]

@@ -34,6 +34,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..runtime import compile as compile_mlir
+from . import tensor as T
 from .emitter import ERROR_GLOBAL, ModuleEmitter
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
 from .sharedvar import SharedVariable, filter_value
@@ -50,8 +52,6 @@ def _compile(text: str, optimize: bool):
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    from .runtime import compile as compile_mlir
-
     program = compile_mlir(text, optimize=optimize)
     _CACHE[key] = program
     if len(_CACHE) > _CACHE_SIZE:
@@ -78,8 +78,6 @@ class Function:
 
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, name=None,
                  allow_input_downcast=None, on_unused_input=None, no_default_updates=False):
-        from . import tensor as T
-
         self.name = name
         self._allow_downcast = allow_input_downcast
         if isinstance(inputs, Variable):
@@ -265,8 +263,6 @@ _MISSING = object()
 
 
 def _update_expr(s: SharedVariable, value: Any) -> Variable:
-    from . import tensor as T
-
     v = T.as_tensor_variable(value) if not isinstance(value, Variable) else value
     if v.ndim != s.ndim:
         raise TypeError(f"function: the update of {s} has rank {v.ndim}, the shared variable has rank {s.ndim}")

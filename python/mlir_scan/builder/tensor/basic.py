@@ -1,11 +1,14 @@
-"""The tensor DSL, Theano's ``theano.tensor`` (use it as ``from mlir_scan import tensor as T``).
+"""The tensor DSL, Theano's ``theano.tensor.basic`` (use it as ``from mlir_scan import tensor as T``).
 
 Typed placeholders (``T.vector("x")``, ``T.imatrix()``...), constants,
 element-wise math with NumPy broadcasting and dtype promotion, ``dot``,
 reductions, indexing, ``set_subtensor``/``inc_subtensor``, ``concatenate``,
-``stack``, ``reshape``, ``T.nnet.sigmoid`` and
-``T.shared_randomstreams.RandomStreams``. Every function builds graph nodes;
-:func:`mlir_scan.function` compiles them.
+``stack``, ``reshape``. Importing it installs the operators and methods of
+:class:`~mlir_scan.builder.graph.Variable` (``+``, ``x[i]``, ``x.sum()``...).
+Every function builds graph nodes; :func:`mlir_scan.function` compiles them.
+``T.nnet`` and ``T.shared_randomstreams`` are the sibling modules
+:mod:`~mlir_scan.builder.tensor.nnet` and
+:mod:`~mlir_scan.builder.tensor.shared_randomstreams`.
 
 Placeholder prefixes follow Theano: ``b`` int8, ``w`` int16, ``i`` int32,
 ``l`` int64, ``f`` float32, ``d`` float64, none: ``config.floatX``
@@ -27,18 +30,16 @@ Example::
 from __future__ import annotations
 
 import builtins
-import sys
-import types
 from typing import Any, Sequence
 
 import numpy as np
 
-from . import config
-from .graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
-from .ops_basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
-from .ops_elemwise import Elemwise, SCALAR_OPS, cast as _cast
-from .ops_shape import Shape, dims_from_shape_arg, shape_of
-from .ops_subtensor import IncSubtensor, Subtensor, make_index_list
+from .. import config
+from ..graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
+from ..ops.basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
+from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast
+from ..ops.shape import Shape, dims_from_shape_arg, shape_of
+from ..ops.subtensor import IncSubtensor, Subtensor, make_index_list
 
 __all__ = [
     # placeholders
@@ -60,7 +61,6 @@ __all__ = [
     "dot", "outer", "transpose", "dimshuffle", "shape", "reshape", "flatten", "concatenate", "join", "stack",
     "sum", "mean", "max", "min", "prod", "all", "any",
     "set_subtensor", "inc_subtensor",
-    "nnet", "shared_randomstreams",
 ]
 
 TensorVariable = Variable
@@ -738,31 +738,3 @@ Variable.__setitem__ = _setitem
 Variable.T = property(lambda self: transpose(self))
 Variable.shape = property(shape)  # type: ignore[assignment]
 Variable.size = property(lambda self: prod(shape(self)) if self.ndim else constant(1, dtype="int64"))
-
-
-# -- namespaces -------------------------------------------------------------------------------------
-
-
-def softmax(x) -> Variable:
-    """Row-wise softmax of a vector or matrix."""
-    x = as_tensor_variable(x)
-    axis = x.ndim - 1
-    e = exp(x - max(x, axis=axis, keepdims=True))
-    return e / sum(e, axis=axis, keepdims=True)
-
-
-def relu(x, alpha=0) -> Variable:
-    """``maximum(x, alpha * x)``."""
-    x = as_tensor_variable(x)
-    return maximum(x, 0) if alpha == 0 else maximum(x, mul(alpha, x))
-
-
-nnet = types.ModuleType("mlir_scan.tensor.nnet", "Theano's ``T.nnet``: sigmoid, softplus, softmax, relu.")
-nnet.sigmoid, nnet.softplus, nnet.softmax, nnet.relu = sigmoid, softplus, softmax, relu
-
-from . import random as shared_randomstreams  # noqa: E402  (``T.shared_randomstreams.RandomStreams``)
-
-# ``from mlir_scan.tensor.nnet import sigmoid`` and
-# ``from mlir_scan.tensor.shared_randomstreams import RandomStreams`` work as in Theano.
-sys.modules.setdefault("mlir_scan.tensor.nnet", nnet)
-sys.modules.setdefault("mlir_scan.tensor.shared_randomstreams", shared_randomstreams)

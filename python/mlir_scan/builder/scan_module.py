@@ -5,7 +5,7 @@ argument order: sequence taps, output taps, non-sequences), finds the outer
 variables `fn` uses without receiving them and passes them as extra
 non-sequences, threads the shared variables `fn` updates (random states
 included) through the loop as extra states, and builds one
-:class:`~mlir_scan.scan_op.ScanOp` node. Every mistake the guide describes is
+:class:`~mlir_scan.builder.ops.scan.ScanOp` node. Every mistake the guide describes is
 a Python exception raised here, naming the argument, before any MLIR exists.
 
 Example (the guide's first example)::
@@ -41,8 +41,9 @@ from .graph import (
     toposort,
     upcast,
 )
-from .ops_shape import Shape_i, shape_of
-from .scan_op import ScanOp
+from . import tensor as T
+from .ops.scan import ScanOp
+from .ops.shape import Shape_i, shape_of
 from .sharedvar import SharedVariable
 
 __all__ = ["scan", "map", "reduce", "foldl", "foldr", "until", "scan_checkpoints", "OrderedUpdates"]
@@ -52,8 +53,6 @@ class until:  # noqa: N801 - Theano's name
     """The stopping condition of a scan step: ``return out, until(out > 45)``."""
 
     def __init__(self, condition: Any):
-        from . import tensor as T
-
         cond = T.as_tensor_variable(condition)
         if cond.ndim != 0:
             raise TypeError(f"until: the condition must be a scalar, got {cond.type}")
@@ -105,8 +104,6 @@ def _taps(value: Any, what: str) -> list[int]:
 
 
 def _outer_value(x: Any, what: str) -> Variable:
-    from . import tensor as T
-
     try:
         return T.as_tensor_variable(x)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -206,8 +203,6 @@ def scan(
 
 def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient, go_backwards, name,
           strict, return_list, keep_last: bool):
-    from . import tensor as T
-
     what = f"scan{'(' + name + ')' if name else ''}"
     if not callable(fn):
         raise TypeError(f"{what}: fn must be callable, got {fn!r}")
@@ -608,8 +603,6 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
 
 
 def _update_value(s: SharedVariable, value: Any, what: str) -> Variable:
-    from . import tensor as T
-
     v = T.as_tensor_variable(value)
     if v.ndim != s.ndim:
         raise TypeError(f"{what}: the update of {s} has rank {v.ndim}, the shared variable has rank {s.ndim}")
@@ -640,8 +633,6 @@ def _outer_dim(dim: Variable, outer_of: dict, value_of: dict, inner_ids: set[int
             outer, offset = outer_of[node.inputs[0].id]
             i = node.op.i + offset
             size = outer.type.shape[i]
-            from . import tensor as T
-
             replace[node.outputs[0]] = T.constant(size, dtype="int64") if size is not None else Shape_i(i)(outer)
     roots = graph_inputs([dim], stop={v.id for v in replace})
     for r in roots:
@@ -700,8 +691,6 @@ def scan_checkpoints(fn: Callable, sequences: Any = None, outputs_info: Any = No
     last state, as Theano's ``scan_checkpoints`` does; the last row of every
     output is the final state of the plain scan. Taps are not supported.
     """
-    from . import tensor as T
-
     what = "scan_checkpoints"
     seqs = [_outer_value(s, f"sequences[{i}]") if not isinstance(s, dict) else None
             for i, s in enumerate(_as_list(sequences))]

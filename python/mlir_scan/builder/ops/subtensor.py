@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .emitter import Block
-from .graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
-from .ops_elemwise import broadcast_shapes
+from ..emitter import Block
+from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
+from .elemwise import broadcast_shapes
+from .shape import Shape_i
 
 __all__ = ["Subtensor", "IncSubtensor", "make_index_list"]
 
@@ -341,8 +342,6 @@ class Subtensor(_IndexOp):
     def infer_shape(self, node, input_shapes):
         out = node.outputs[0]
         # Slices of unknown length: read the result's size at run time.
-        from .ops_shape import Shape_i
-
         dims = []
         k = 0
         xs = input_shapes[0]

@@ -6,7 +6,7 @@ counts, flags). Its node's inputs are the outer values, in the groups of
 ``scan.scan``: ``n_steps``, sequences, mitsot inits, sitsot inits,
 non-sequences, then the outer sizes of nitsot rows whose shape is not static.
 Outputs are mitsot, sitsot and nitsot results (``tensor<N x row>``), in that
-order. :mod:`mlir_scan.scan_module` builds these nodes from Theano's API.
+order. :mod:`mlir_scan.builder.scan_module` builds these nodes from Theano's API.
 
 A nitsot whose rows have dynamic sizes is emitted as a sitsot whose state is
 never read (the lowering needs static nitsot rows; a sitsot's buffer takes
@@ -25,8 +25,9 @@ Example (what ``scan`` builds for a running sum)::
 
 from __future__ import annotations
 
-from .emitter import Block
-from .graph import Apply, Constant, Op, TensorType, Variable
+from ..emitter import Block
+from ..graph import Apply, Constant, Op, TensorType, Variable
+from .shape import Shape_i
 
 __all__ = ["ScanOp"]
 
@@ -417,6 +418,4 @@ class ScanOp(Op):
 
 
 def _dim0(var: Variable):
-    from .ops_shape import Shape_i
-
     return Shape_i(0)(var)

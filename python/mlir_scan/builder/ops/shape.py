@@ -17,8 +17,9 @@ Example::
 
 from __future__ import annotations
 
-from .emitter import Block
-from .graph import Apply, Constant, Op, TensorType, Variable, is_int, toposort
+from ..emitter import Block
+from ..graph import Apply, Constant, Op, TensorType, Variable, is_int, toposort
+from .elemwise import cast
 
 __all__ = ["Shape", "Shape_i", "MakeVector", "shape_of", "dims_from_shape_arg", "Dim"]
 
@@ -131,8 +132,6 @@ def _as_dim(dim):
         if isinstance(dim, Constant):
             return int(dim.data)
         if dim.dtype != "int64":
-            from .ops_elemwise import cast
-
             return cast(dim, "int64")
         return dim
     return int(dim)

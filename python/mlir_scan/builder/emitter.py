@@ -228,10 +228,9 @@ class Block:
 
         An element-wise node whose only use is another element-wise node of the
         same shape is computed inside that node's ``linalg.generic`` instead of
-        in a loop (and a temporary tensor) of its own.
+        in a loop (and a temporary tensor) of its own. Element-wise ops say so
+        with ``Op.elementwise`` (see :mod:`mlir_scan.builder.graph`).
         """
-        from .ops_elemwise import Elemwise
-
         bound: set[int] = set()
         scope: Block | None = self
         while scope is not None:
@@ -245,12 +244,12 @@ class Block:
             for v in node.inputs:
                 uses[v.id] = uses.get(v.id, 0) + 1
         for node in nodes:
-            if not isinstance(node.op, Elemwise) or node.outputs[0].ndim == 0:
+            if not node.op.elementwise or node.outputs[0].ndim == 0:
                 continue
             out_shape = node.outputs[0].type.shape
             for v in node.inputs:
                 producer = v.owner
-                if (producer is None or not isinstance(producer.op, Elemwise) or uses.get(v.id) != 1
+                if (producer is None or not producer.op.elementwise or uses.get(v.id) != 1
                         or v.id in bound or v.ndim != len(out_shape)):
                     continue
                 if any(a == 1 and c != 1 for a, c in zip(v.type.shape, out_shape)):
@@ -332,6 +331,17 @@ class Block:
     def from_index(self, ssa: str, dtype: str = "int64") -> str:
         return self.op(f"arith.index_cast {ssa} : index to {DTYPES[dtype]}")
 
+    def index_dims(self, dims: Sequence[str], dtypes: Sequence[str], what: str) -> list[str]:
+        """Index values from int scalars, clamped at 0 with a run-time error if negative."""
+        out = []
+        for i, (d, dt) in enumerate(zip(dims, dtypes)):
+            idx = self.to_index(d, dt)
+            zero = self.index(0)
+            neg = self.icmp("slt", idx, zero)
+            self.check(neg, f"{what}: dimension #{i} is negative ({{have}})", have=idx)
+            out.append(self.iop("maxsi", idx, zero))
+        return out
+
     def iop(self, name: str, a: str, b: str) -> str:
         """An ``index`` arithmetic op (``addi``, ``subi``, ``muli``, ``maxsi``...)."""
         return self.op(f"arith.{name} {a}, {b} : index", "ix")
@@ -347,7 +357,7 @@ class Block:
         """Records run-time error `message` when the ``i1`` `bad` is true.
 
         The function keeps running (callers clamp whatever would be unsafe);
-        :mod:`mlir_scan.function` raises the error after the call. `have` and
+        :mod:`mlir_scan.builder.function` raises the error after the call. `have` and
         `need` (``index`` values) fill ``{have}``/``{need}`` in the message.
         """
         check_id = self.module.add_check(message)

@@ -15,8 +15,8 @@ Example::
 from __future__ import annotations
 
 
-from .emitter import Block
-from .graph import DTYPES, Apply, Op, TensorType, Variable, is_float, is_int, upcast
+from ..emitter import Block
+from ..graph import DTYPES, Apply, Op, TensorType, Variable, is_float, is_int, upcast
 
 __all__ = ["ScalarOp", "Elemwise", "broadcast_shapes", "SCALAR_OPS", "float_dtype_for"]
 
@@ -445,6 +445,7 @@ class Elemwise(Op):
     """`scalar_op` applied element-wise to broadcast inputs."""
 
     __props__ = ("scalar_op",)
+    elementwise = True
 
     def __init__(self, scalar_op: ScalarOp):
         self.scalar_op = scalar_op

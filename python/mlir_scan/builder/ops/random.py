@@ -1,39 +1,27 @@
-"""Random streams: a counter-based generator emitted as IR (``RandomStreams``).
+"""Random draws: a counter-based generator emitted as IR (the ``RandomDraw`` op).
 
-Each draw (``binomial``, ``uniform``, ``normal``) owns an int64 state in a
-shared variable whose ``default_update`` is the next state, so a function
-(or a scan, which threads the state through its steps) that uses the draw
-advances it: repeated calls give fresh numbers, and the same seed gives the
-same numbers. Element ``j`` of a draw from state ``s`` is
+Each draw (``binomial``, ``uniform``, ``normal``) reads an int64 state and
+returns the next state and the samples; ``RandomStreams``
+(:mod:`~mlir_scan.builder.tensor.shared_randomstreams`) keeps the state in a
+shared variable whose ``default_update`` is the next state, so a function (or a
+scan, which threads the state through its steps) that uses the draw advances
+it: repeated calls give fresh numbers, and the same seed gives the same
+numbers. Element ``j`` of a draw from state ``s`` is
 ``mix(s + (j + 1) * G)`` with ``G`` the golden-ratio increment and ``mix`` the
 SplitMix64 finalizer, computed with wrapping ``i64`` arithmetic; the next state
 is ``mix(s ^ K)``. Uniform floats use the top 53 (f64) or 24 (f32) bits; normal
 samples use Box-Muller on two such uniforms.
-
-Example::
-
-    >>> import mlir_scan as ms
-    >>> from mlir_scan import tensor as T
-    >>> srng = T.shared_randomstreams.RandomStreams(seed=1234)
-    >>> u = srng.uniform((3,))
-    >>> f = ms.function([], u)
-    >>> a, b = f(), f()
-    >>> bool((a != b).all()) and bool(((0 <= a) & (a < 1)).all())
-    True
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import config
-from .emitter import Block, signed64
-from .graph import DTYPES, Apply, Op, TensorType, Variable, check_dtype, is_float, is_int
-from .ops_elemwise import broadcast_shapes
-from .ops_shape import dims_from_shape_arg, shape_of
-from .sharedvar import SharedVariable
+from ..emitter import Block, signed64
+from ..graph import DTYPES, Apply, Op, TensorType, Variable, is_float
+from .elemwise import broadcast_shapes
 
-__all__ = ["RandomStreams", "RandomDraw", "mix64"]
+__all__ = ["RandomDraw", "mix64", "initial_state"]
 
 _GOLDEN = 0x9E3779B97F4A7C15
 _STATE_KEY = 0xD1B54A32D192ED03
@@ -51,6 +39,12 @@ def mix64(z: int) -> int:
     z = ((z ^ (z >> 30)) * _M1) & _MASK
     z = ((z ^ (z >> 27)) * _M2) & _MASK
     return z ^ (z >> 31)
+
+
+def initial_state(seed: int, index: int) -> np.ndarray:
+    """The int64 state of draw number `index` of streams seeded with `seed`."""
+    z = mix64(mix64((seed & _MASK) ^ 0x5851F42D4C957F2D) + (index + 1) * _GOLDEN)
+    return np.asarray(signed64(z), dtype=np.int64)
 
 
 def _emit_mix(b: Block, z: str) -> str:
@@ -105,9 +99,7 @@ class RandomDraw(Op):
         n_dyn = sum(1 for d in self.shape if d is None)
         dyn_vars = node.inputs[1:1 + n_dyn]
         params = list(zip(inputs[1 + n_dyn:], [v.type for v in node.inputs[1 + n_dyn:]]))
-        from .ops_basic import _index_dims
-
-        dyn = iter(_index_dims(b, inputs[1:1 + n_dyn], [v.dtype for v in dyn_vars], self.dist))
+        dyn = iter(b.index_dims(inputs[1:1 + n_dyn], [v.dtype for v in dyn_vars], self.dist))
         dims = [b.index(d) if d is not None else next(dyn) for d in self.shape]
         out = node.outputs[1].type
         nxt = _emit_mix(b, b.op(f"arith.xori {state}, {b.i64(_STATE_KEY)} : i64"))
@@ -181,81 +173,3 @@ class RandomDraw(Op):
         if is_float(self.dtype):
             return self.dtype
         return "float64"
-
-
-class RandomStreams:
-    """Theano's ``RandomStreams(seed)``: symbolic random draws with shared states.
-
-    Every draw creates a shared int64 state derived from the seed and the
-    draw's position; its ``default_update`` advances it, and :meth:`seed`
-    resets every state.
-    """
-
-    def __init__(self, seed: int = 12345):
-        self._seed = int(seed)
-        self.state_updates: list[tuple[SharedVariable, Variable]] = []
-        self._states: list[SharedVariable] = []
-
-    def _initial_state(self, index: int) -> np.ndarray:
-        z = mix64(mix64((self._seed & _MASK) ^ 0x5851F42D4C957F2D) + (index + 1) * _GOLDEN)
-        return np.asarray(signed64(z), dtype=np.int64)
-
-    def seed(self, seed: int) -> None:
-        """Resets every state as if the streams had just been created with `seed`."""
-        self._seed = int(seed)
-        for i, state in enumerate(self._states):
-            state.set_value(self._initial_state(i))
-
-    def _draw(self, dist: str, size, params: list[Variable], dtype: str, n: int = 1) -> Variable:
-        from . import tensor as T
-
-        params = [T.as_tensor_variable(p) for p in params]
-        for p in params:
-            if not (is_float(p.dtype) or is_int(p.dtype)):
-                raise TypeError(f"{dist}: parameters must be numbers, got {p.dtype}")
-        if size is None:
-            from .ops_elemwise import broadcast_shapes as bs
-
-            bs([p.type.shape for p in params], f"{dist}: ")
-            ref = max(params, key=lambda p: p.ndim)
-            if ref.ndim == 0:
-                dims: tuple = ()
-            else:
-                dims = shape_of(sum(params[1:], params[0]) if len(params) > 1 else params[0])
-        else:
-            dims = dims_from_shape_arg(size, f"{dist}: size")
-        static = tuple(d if isinstance(d, int) else None for d in dims)
-        sym = [d if d.dtype == "int64" else T.cast(d, "int64") for d in dims if not isinstance(d, int)]
-        index = len(self._states)
-        state = SharedVariable(self._initial_state(index), TensorType("int64", ()), name=f"rng_state_{index}")
-        self._states.append(state)
-        op = RandomDraw(dist, dtype, static, n)
-        nxt, sample = op(state, *sym, *params)
-        state.default_update = nxt
-        self.state_updates.append((state, nxt))
-        return sample
-
-    def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None) -> Variable:
-        """Uniform samples in [low, high)."""
-        dtype = check_dtype(dtype or config.floatX, "uniform")
-        if not is_float(dtype):
-            raise TypeError(f"uniform: dtype must be a float type, got {dtype}")
-        return self._draw("uniform", size, [low, high], dtype)
-
-    def normal(self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None) -> Variable:
-        """Normal samples with mean `avg` and standard deviation `std`."""
-        dtype = check_dtype(dtype or config.floatX, "normal")
-        if not is_float(dtype):
-            raise TypeError(f"normal: dtype must be a float type, got {dtype}")
-        return self._draw("normal", size, [avg, std], dtype)
-
-    def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", prob=None) -> Variable:
-        """Binomial samples: successes in `n` trials with probability `p`."""
-        if prob is not None:
-            p = prob
-        if isinstance(n, Variable) or int(n) != n or int(n) < 0:
-            raise TypeError(f"binomial: n must be a non-negative Python int, got {n!r}")
-        if int(n) > 64:
-            raise ValueError(f"binomial: n={n} trials are unrolled in the generated code; at most 64 are supported")
-        dtype = check_dtype(dtype, "binomial")
-        return self._draw("binomial", size, [p], dtype, int(n))

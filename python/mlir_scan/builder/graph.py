@@ -5,8 +5,8 @@ A graph is made of :class:`Variable` objects (typed symbolic values) and
 producing output variables). Ops know their output types (NumPy-style dtype
 promotion and broadcasting), their output shapes in terms of other variables
 (:meth:`Op.infer_shape`) and how to emit MLIR for themselves
-(:meth:`Op.emit`). Nothing here touches MLIR; ``import mlir_scan.graph`` is
-cheap.
+(:meth:`Op.emit`). Nothing here touches MLIR (this module imports only
+NumPy); the ops themselves are in :mod:`mlir_scan.builder.ops`.
 
 Example::
 
@@ -249,7 +249,7 @@ class Variable:
         return n
 
     # Operators and tensor methods (``+``, ``sum``, ``T``...) are installed
-    # by :mod:`mlir_scan.tensor`, which defines them.
+    # by the tensor DSL (:mod:`mlir_scan.builder.tensor.basic`), which defines them.
 
 
 def _shape_text(shape: tuple[int | None, ...]) -> str:
@@ -309,6 +309,11 @@ class Op:
 
     #: Parameters that identify the op (used by __eq__/__hash__ and __str__).
     __props__: tuple[str, ...] = ()
+
+    #: True for element-wise ops: ops with a ``scalar_op`` applied to every
+    #: element of their broadcast inputs. The emitter may compute such a node
+    #: inside the loop of an element-wise consumer (see ``Block.plan``).
+    elementwise: bool = False
 
     def make_node(self, *inputs: Variable) -> Apply:  # pragma: no cover - abstract
         raise NotImplementedError

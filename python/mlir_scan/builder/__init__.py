@@ -1,0 +1,33 @@
+"""The Theano-style graph builder: ``scan``, ``function``, ``shared`` and the tensor DSL.
+
+It records a light symbolic graph and emits MLIR text for it; it imports the
+MLIR core of the package (:mod:`mlir_scan.runtime` compiles what
+:mod:`.function` emits) and the core never imports it. From the bottom up:
+
+* :mod:`.config` (``floatX``), :mod:`.graph` (``Variable``, ``Apply``,
+  ``Op``, ``TensorType``, graph walks), :mod:`.emitter` (MLIR text: SSA
+  names, scopes, common idioms);
+* :mod:`.ops` (the op classes), :mod:`.sharedvar` (shared variables);
+* :mod:`.tensor` (the DSL, ``mlir_scan.tensor``, with ``T.nnet`` and
+  ``T.shared_randomstreams``);
+* :mod:`.scan_module` (``scan``, ``map``, ``reduce``, ``foldl``, ``foldr``,
+  ``until``, ``scan_checkpoints``) and :mod:`.function` (``function``).
+
+:mod:`mlir_scan` re-exports the public names; the modules keep their
+pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
+"""
+
+from __future__ import annotations
+
+from . import config, scan_module, tensor
+from .function import Function, function
+from .graph import MissingInputError, UnusedInputError
+from .scan_module import foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: A004
+from .sharedvar import SharedVariable, shared
+from .tensor import dot
+
+__all__ = [
+    "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
+    "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
+    "MissingInputError", "UnusedInputError",
+]
