@@ -57,3 +57,9 @@ for name, path in tools.items():
     config.substitutions.append(
         (r"(?<![\w./-])" + re.escape(name) + r"(?![\w./-])", shlex.quote(path)))
 config.substitutions.append(("%mlir_lib_dir", shlex.quote(str(mlir_dir / "lib"))))
+# The run-time library of compiled programs (allocation, failures): what
+# `mlir-runner -shared-libs=` needs besides MLIR's runner utilities.
+import mlir_scan.__main__  # noqa: E402
+
+config.substitutions.append(
+    ("%scan_runtime_lib", shlex.quote(existing(mlir_scan.__main__.runtime_library_path()))))

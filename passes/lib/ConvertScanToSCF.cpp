@@ -157,6 +157,21 @@ int64_t mitmotLow(ScanOp op, unsigned i) {
   return in.empty() ? lo : std::min(lo, in.front());
 }
 
+/// The rows an `until` output's buffer starts with: about 1 MiB of rows of a
+/// static shape (64 rows for dynamic rows), which most `until` scans never
+/// outgrow, and never more than n_steps.
+int64_t initialCapacity(Type rowType) {
+  constexpr int64_t kInitialBytes = int64_t(1) << 20;
+  auto tensor = dyn_cast<RankedTensorType>(rowType);
+  Type element = tensor ? tensor.getElementType() : rowType;
+  if (tensor && !tensor.hasStaticShape())
+    return 64;
+  int64_t elements = tensor ? tensor.getNumElements() : 1;
+  int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
+  int64_t bytes = std::max<int64_t>(1, elements * llvm::divideCeil(bits, 8));
+  return std::max<int64_t>(64, kInitialBytes / bytes);
+}
+
 //===----------------------------------------------------------------------===//
 // The lowering of one scan op.
 //===----------------------------------------------------------------------===//
@@ -175,7 +190,10 @@ struct OutputPlan {
   Value init;                // init operand (null for nitsot)
   Value initBuffer;          // tensor states: the init rows, laid out as
                              // buffer rows (null otherwise)
-  Value buffer;              // memref written row by row
+  Value buffer;              // memref written row by row (inside the loop
+                             // of a growing buffer: this step's buffer)
+  bool grows = false;        // an `until` output whose buffer starts small
+                             // and doubles when full (see growIfFull)
   unsigned firstReg = 0;     // position of its registers in the iter_args
 };
 
@@ -206,6 +224,7 @@ private:
   /// returns the next registers (and the `until` condition in `stop`).
   SmallVector<Value> emitStep(Value t, ValueRange regs, Value &stop);
   Value slotOf(const OutputPlan &plan, Value row);
+  Value growIfFull(const OutputPlan &plan, Value buffer, Value t);
   Value stateRow(const OutputPlan &plan, Value t, ValueRange regs, int64_t k);
   Value finalResult(const OutputPlan &plan, Value stepsRun);
 
@@ -344,7 +363,16 @@ void ScanLowering::planOutputs() {
     plan.scalarState = plan.kind != ScanOp::OutputKind::NitSot && !rowTensor;
 
     SmallVector<OpFoldResult> sizes;
-    if (plan.keep > 0) {
+    std::optional<int64_t> staticSteps = op.getStaticNumSteps();
+    if (plan.keep == 0 && op.getUntil() &&
+        (!staticSteps || *staticSteps > initialCapacity(plan.rowType))) {
+      // An `until` scan may stop long before n_steps (which may be huge):
+      // its buffer grows with the steps taken.
+      plan.grows = true;
+      Value capacity = constIndex(rewriter, loc, initialCapacity(plan.rowType));
+      sizes.push_back(
+          arith::MinSIOp::create(rewriter, loc, nSteps, capacity).getResult());
+    } else if (plan.keep > 0) {
       // A tensor state is read through a view of the ring: one extra row
       // keeps the row being written distinct from every row being read.
       int64_t rows = plan.keep;
@@ -405,6 +433,44 @@ Value ScanLowering::slotOf(const OutputPlan &plan, Value row) {
   if (plan.keep == 0)
     return row;
   return arith::RemUIOp::create(rewriter, loc, row, plan.ringRows);
+}
+
+/// The buffer step `t` writes into: `buffer`, or when it is full (`t` rows,
+/// fewer than n_steps), a new one with twice the rows (at most n_steps)
+/// holding a copy of the `t` rows written so far. The ownership-based buffer
+/// deallocation frees the old one.
+Value ScanLowering::growIfFull(const OutputPlan &plan, Value buffer, Value t) {
+  Value capacity = memref::DimOp::create(rewriter, loc, buffer, 0);
+  Value full = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                     t, capacity);
+  auto ifFull = scf::IfOp::create(rewriter, loc, TypeRange{buffer.getType()},
+                                  full, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(ifFull.thenBlock());
+  // min(2 * capacity, n_steps), without overflowing the doubling.
+  Value room = arith::SubIOp::create(rewriter, loc, nSteps, capacity);
+  Value last = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                     capacity, room);
+  Value doubled = arith::AddIOp::create(rewriter, loc, capacity, capacity);
+  Value rows = arith::SelectOp::create(rewriter, loc, last, nSteps, doubled);
+  SmallVector<OpFoldResult> sizes{rows};
+  llvm::append_range(sizes, plan.rowSizes);
+  auto type = cast<MemRefType>(buffer.getType());
+  Value grown = allocBuffer(rewriter, loc, sizes, type.getElementType());
+  SmallVector<OpFoldResult> written{t};
+  llvm::append_range(written, plan.rowSizes);
+  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+  memref::CopyOp::create(
+      rewriter, loc,
+      memref::SubViewOp::create(rewriter, loc, buffer, offsets, written,
+                                strides),
+      memref::SubViewOp::create(rewriter, loc, grown, offsets, written,
+                                strides));
+  scf::YieldOp::create(rewriter, loc, grown);
+  rewriter.setInsertionPointToStart(ifFull.elseBlock());
+  scf::YieldOp::create(rewriter, loc, buffer);
+  return ifFull.getResult(0);
 }
 
 /// State row x[t+k] (k < 0) of a sitsot/mitsot output.
@@ -640,11 +706,15 @@ void ScanLowering::lower() {
         });
     stepsRun = nSteps;
   } else {
-    // (t, stopped, registers...): run while t < n and the last step did not
-    // ask to stop.
+    // (t, stopped, registers..., growing buffers...): run while t < n and
+    // the last step did not ask to stop.
     SmallVector<Value> inits{zero,
                              arith::ConstantIntOp::create(rewriter, loc, 0, 1)};
     llvm::append_range(inits, initialRegs);
+    unsigned firstBuffer = inits.size();
+    for (OutputPlan &plan : plans)
+      if (plan.grows)
+        inits.push_back(plan.buffer);
     SmallVector<Type> types(ValueRange(inits).getTypes());
     auto loop = scf::WhileOp::create(
         rewriter, loc, types, inits,
@@ -659,13 +729,24 @@ void ScanLowering::lower() {
         },
         [&](OpBuilder &, Location, ValueRange args) {
           Value t = args[0];
+          SmallVector<Value> buffers;
+          unsigned b = firstBuffer;
+          for (OutputPlan &plan : plans)
+            if (plan.grows)
+              buffers.push_back(plan.buffer = growIfFull(plan, args[b++], t));
           Value stop;
-          SmallVector<Value> next = emitStep(t, args.drop_front(2), stop);
+          SmallVector<Value> next =
+              emitStep(t, args.slice(2, initialRegs.size()), stop);
           SmallVector<Value> yields{plus(t, 1), stop};
           llvm::append_range(yields, next);
+          llvm::append_range(yields, buffers);
           scf::YieldOp::create(rewriter, loc, yields);
         });
     stepsRun = loop.getResult(0);
+    unsigned b = firstBuffer;
+    for (OutputPlan &plan : plans)
+      if (plan.grows)
+        plan.buffer = loop.getResult(b++);
   }
 
   SmallVector<Value> results;

@@ -29,19 +29,27 @@ constexpr llvm::StringLiteral kBufferize =
     // One canonicalize leaves `memref.copy %a, %a` self-copies behind.
     "canonicalize,cse,canonicalize,"
     "scan-own-public-results,"
-    "buffer-deallocation-pipeline";
+    "buffer-deallocation-pipeline,"
+    // A buffer of dynamic ownership (an `until` output's grown buffer) is
+    // returned through `bufferization.clone` on its never-taken unowned path.
+    "convert-bufferization-to-memref";
 
 /// Buffers -> LLVM dialect; `vectorize` is replaced by the vector inner
 /// loops pass, or by nothing.
 constexpr llvm::StringLiteral kToLLVM =
     "scan-check-lowerable,"
+    "scan-check-allocations,"
     "func.func(scan-order-linalg-loops,{vectorize}convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,"
+    "scan-lower-asserts,"
     "convert-scf-to-cf,"
     // libm's tanh is a call per element; the expansions vectorize.
     "func.func(scan-expand-tanh,math-expand-ops{ops=tanh}),"
     "convert-math-to-llvm,"
     "scan-lower-i1-access,"
+    // Allocations go through the run-time library (python/runtime/), which
+    // never hands a program a null block.
+    "finalize-memref-to-llvm{use-generic-functions},"
     "convert-to-llvm,"
     "reconcile-unrealized-casts,canonicalize";
 
@@ -65,11 +73,26 @@ struct LoweringOptions : PassPipelineOptions<LoweringOptions> {
       llvm::cl::init(true)};
 };
 
-std::string toLLVM(const LoweringOptions &options) {
+struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
+  Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Write vector inner loops for linalg ops "
+                     "(scan-vectorize-linalg-loops); off leaves "
+                     "vectorization to LLVM"),
+      llvm::cl::init(true)};
+  Option<bool> checks{
+      *this, "checks",
+      llvm::cl::desc("Verify the program's ops at run time "
+                     "(scan-runtime-verification): a mismatched dynamic size "
+                     "or an out-of-bounds index fails the call"),
+      llvm::cl::init(true)};
+};
+
+std::string toLLVM(bool vectorize) {
   std::string text = kToLLVM.str();
   size_t at = text.find("{vectorize}");
   text.replace(at, strlen("{vectorize}"),
-               options.vectorize ? "scan-vectorize-linalg-loops," : "");
+               vectorize ? "scan-vectorize-linalg-loops," : "");
   return text;
 }
 
@@ -97,15 +120,19 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "Lower the bufferized loops to the LLVM dialect: loop order, vector "
       "inner loops, then the upstream conversions",
       [](OpPassManager &pm, const LoweringOptions &options) {
-        buildPipeline(pm, {toLLVM(options)});
+        buildPipeline(pm, {toLLVM(options.vectorize)});
       });
-  PassPipelineRegistration<LoweringOptions>(
+  PassPipelineRegistration<WholeLoweringOptions>(
       "scan-to-llvm",
-      "The whole CPU pipeline: scan-optimize, scans to scf, in-place "
-      "bufferization, LLVM dialect (run the result with the JIT or "
-      "mlir-runner)",
-      [](OpPassManager &pm, const LoweringOptions &options) {
-        buildPipeline(pm, {"scan-optimize", "convert-scan-to-scf", kBufferize,
-                           toLLVM(options)});
+      "The whole CPU pipeline: scan-optimize, run-time verification, scans "
+      "to scf, in-place bufferization, LLVM dialect (run the result with the "
+      "JIT or mlir-runner, with libMLIRScanRuntime.so)",
+      [](OpPassManager &pm, const WholeLoweringOptions &options) {
+        SmallVector<StringRef> parts{"scan-optimize"};
+        if (options.checks)
+          parts.push_back("scan-runtime-verification");
+        std::string lower = toLLVM(options.vectorize);
+        parts.append({"convert-scan-to-scf", kBufferize, lower});
+        buildPipeline(pm, parts);
       });
 }

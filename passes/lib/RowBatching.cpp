@@ -111,8 +111,10 @@ LogicalResult RowBatcher::batchElementwise(Operation *op) {
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
+  // The batched op keeps the body op's location: a run-time check of it
+  // (generate-runtime-verification) names the user's op.
   auto generic = linalg::GenericOp::create(
-      rewriter, loc, init.getType(), inputs, init, maps, iterators,
+      rewriter, op->getLoc(), init.getType(), inputs, init, maps, iterators,
       [&](OpBuilder &b, Location nested, ValueRange args) {
         OperationState state(nested, op->getName());
         state.addOperands(args.drop_back());
@@ -218,7 +220,8 @@ LogicalResult RowBatcher::batchLinalg(Operation *op) {
   SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel};
   llvm::append_range(iterators, generic.getIteratorTypesArray());
   auto batchedOp = linalg::GenericOp::create(
-      rewriter, loc, ValueRange(outputs).getTypes(), inputs, outputs, maps,
+      rewriter, op->getLoc(), ValueRange(outputs).getTypes(), inputs, outputs,
+      maps,
       iterators);
   IRMapping captures;
   for (Value v : captured)

@@ -97,9 +97,11 @@ bool onlyLeadingRowIndex(tensor::DimOp dim, Value result) {
 
 /// The tail reads of every user of `result`, or nullopt if some user reads
 /// anything else (the whole output, a row counted from the start, ...).
-/// `tensor.dim` users of a non-leading dimension go to `otherDims`.
+/// `tensor.dim` users of a non-leading dimension go to `otherDims`; the row
+/// count of a scan without `until` (always n_steps) to `rowCounts`.
 std::optional<SmallVector<TailRead>>
-tailReads(Value result, ScanOp op, SmallVectorImpl<tensor::DimOp> &otherDims) {
+tailReads(Value result, ScanOp op, SmallVectorImpl<tensor::DimOp> &otherDims,
+          SmallVectorImpl<tensor::DimOp> &rowCounts) {
   SmallVector<TailRead> reads;
   for (Operation *user : result.getUsers()) {
     if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
@@ -140,6 +142,12 @@ tailReads(Value result, ScanOp op, SmallVectorImpl<tensor::DimOp> &otherDims) {
         otherDims.push_back(dim);
         continue;
       }
+      if (index && *index == 0 && !op.getUntil()) {
+        // Used anywhere (a bounds check of the read, a size...): it becomes
+        // n_steps, which it always equals.
+        rowCounts.push_back(dim);
+        continue;
+      }
       if (index && *index == 0 && onlyLeadingRowIndex(dim, result))
         continue;
     }
@@ -165,15 +173,16 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
       Value *result;
       SmallVector<TailRead> reads;
       SmallVector<tensor::DimOp> otherDims;
+      SmallVector<tensor::DimOp> rowCounts;
       int64_t keep;
     };
     SmallVector<Planned> planned;
     auto plan = [&](Value &result, Type &resultType, int64_t &keep) {
       if (keep != 0)
         return;
-      SmallVector<tensor::DimOp> otherDims;
+      SmallVector<tensor::DimOp> otherDims, rowCounts;
       std::optional<SmallVector<TailRead>> reads =
-          tailReads(result, op, otherDims);
+          tailReads(result, op, otherDims, rowCounts);
       if (!reads)
         return;
       int64_t k = 0;
@@ -187,7 +196,8 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
       resultType = RankedTensorType::get(shape, type.getElementType(),
                                          type.getEncoding());
       keep = k;
-      planned.push_back({&result, std::move(*reads), std::move(otherDims), k});
+      planned.push_back({&result, std::move(*reads), std::move(otherDims),
+                         std::move(rowCounts), k});
     };
     for (ScanArgs::State &s : args.mitsots)
       plan(s.result, s.resultType, s.keep);
@@ -206,9 +216,10 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
       *p.result = Value();
     }
     ScanOp newOp = args.rebuild(rewriter);
-    (void)newOp;
     for (auto [oldResult, p] : oldResults) {
       Value kept = *p->result;
+      for (tensor::DimOp dim : p->rowCounts)
+        rewriter.replaceOp(dim, newOp.getNSteps());
       for (tensor::DimOp dim : p->otherDims)
         rewriter.modifyOpInPlace(
             dim, [&] { dim.getSourceMutable().assign(kept); });

@@ -3,7 +3,9 @@
 The C++ dialect lives in ``_lib/libMLIRScanCAPI.so``, linked against the MLIR
 copy inside the ``mlir`` Python bindings. It is called through ctypes with the
 C-API pointers the bindings expose as ``_CAPIPtr`` capsules, so no second
-nanobind or MLIR copy is ever loaded.
+nanobind or MLIR copy is ever loaded. The run-time library of compiled
+programs (calls, failures, allocator; no MLIR inside) is
+``_lib/libMLIRScanRuntime.so``.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from functools import lru_cache
 from mlir import ir
 from mlir._mlir_libs import _mlir, get_dialect_registry
 
-__all__ = ["capi", "register_dialects", "register_passes"]
+__all__ = ["capi", "runtime_library", "register_dialects", "register_passes"]
 
 _LIBRARY_NAME = "libMLIRScanCAPI.so"
+_RUNTIME_NAME = "libMLIRScanRuntime.so"
 
 
 class _MlirDialectRegistry(ctypes.Structure):
@@ -45,22 +48,36 @@ def _capsule_pointer(obj: object) -> int:
     return pointer
 
 
-@lru_cache(maxsize=None)
-def capi() -> ctypes.CDLL:
-    """The loaded ``libMLIRScanCAPI.so``."""
-    path = importlib.resources.files(__package__) / "_lib" / _LIBRARY_NAME
+def library_path(name: str):
+    """The path of one of the package's shared libraries (``_lib/``)."""
+    path = importlib.resources.files(__package__) / "_lib" / name
     if not path.is_file():
         raise ImportError(
             f"mlir_scan: {path} is missing; the package was not built "
             "(install it with `pip install .`)"
         )
-    lib = ctypes.CDLL(str(path))
+    return path
+
+
+@lru_cache(maxsize=None)
+def capi() -> ctypes.CDLL:
+    """The loaded ``libMLIRScanCAPI.so``."""
+    lib = ctypes.CDLL(str(library_path(_LIBRARY_NAME)))
     lib.mlirScanRegisterDialect.argtypes = [_MlirDialectRegistry]
     lib.mlirScanRegisterDialect.restype = None
     lib.mlirScanRegisterPasses.argtypes = []
     lib.mlirScanRegisterPasses.restype = None
     lib.mlirScanGenericizeFoldHazards.argtypes = [MlirModule]
     lib.mlirScanGenericizeFoldHazards.restype = None
+    return lib
+
+
+@lru_cache(maxsize=None)
+def runtime_library() -> ctypes.CDLL:
+    """The loaded ``libMLIRScanRuntime.so`` (python/runtime/ScanRuntime.h)."""
+    lib = ctypes.CDLL(str(library_path(_RUNTIME_NAME)))
+    lib.mlirScanInvoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.mlirScanInvoke.restype = ctypes.c_int
     lib.mlirScanAlloc.argtypes = [ctypes.c_size_t]
     lib.mlirScanAlloc.restype = ctypes.c_void_p
     lib.mlirScanCalloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]

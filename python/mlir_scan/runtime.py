@@ -21,10 +21,15 @@ Example::
 Every public ``func.func`` whose arguments and results are ranked tensors or
 scalars (``index``, ``i1``, ``i8``..``i64``, ``f32``, ``f64``) becomes a method
 of the returned :class:`Program`. Calls check dtypes, ranks and static sizes
-against the signature, never modify their inputs, and turn the run-time checks
-compiled into scans (``n_steps < 0``, too-short sequences...) into
-``ValueError``. Results are NumPy arrays that own the memory the native code
-allocated for them.
+against the signature and never modify their inputs. Each call runs in a call
+frame of the run-time library (python/runtime/ScanRuntime.h): a failed
+run-time check ends the call and raises here, for that call alone, whatever
+other threads do. The checks compiled into scans (``n_steps < 0``, too-short
+sequences...) and the run-time verification of the program's ops (mismatched
+dynamic sizes, out-of-bounds indices; ``checks=False`` leaves it out) raise
+``ValueError``; a buffer that cannot be allocated (or whose size does not fit
+in 64 bits) raises ``MemoryError``. Results are NumPy arrays that own the
+memory the native code allocated for them.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import functools
 import importlib.util
 import math
 import os
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -50,21 +56,86 @@ __all__ = ["Program", "compile", "STAGES"]
 STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
 
 # Pass pipelines between consecutive stages (textual, as `scan-opt` takes them;
-# the last two are the pipelines registered in passes/lib/Pipelines.cpp).
+# all but the first are pipelines registered in passes/lib/Pipelines.cpp).
 _OPTIMIZE = "scan-optimize"
+_VERIFY = "scan-runtime-verification,"
 _TO_SCF = "convert-scan-to-scf,canonicalize,cse"
 _BUFFERIZE = "scan-bufferize-loops"
 _TO_LLVM = "scan-buffers-to-llvm"
 
 
-# Mirrors ScanErrorCode in passes/include/Scan/RuntimeChecks.h.
-_ERROR_GLOBAL = "__mlir_scan_error"
-_ERROR_MESSAGES = {
-    1: "scan: n_steps is {have}, must be >= 0",
-    2: "scan: sequence #{item} has {have} rows but the steps and taps need {need}",
-    3: "scan: mitmot buffer #{item} has {have} rows but the steps and taps need {need}",
-    4: "scan: mitsot #{item} init has {have} rows but its taps need {need}",
-}
+class _CallError(ctypes.Structure):
+    """`CallError` of python/runtime/ScanRuntime.h: one call's failure."""
+
+    _fields_ = [("kind", ctypes.c_int64), ("code", ctypes.c_int64), ("item", ctypes.c_int64),
+                ("have", ctypes.c_int64), ("need", ctypes.c_int64), ("message", ctypes.c_char * 1024)]
+
+
+#: ErrorKind of ScanRuntime.h -> the exception raised.
+_ERROR_KINDS = {1: ValueError, 2: IndexError, 3: MemoryError}
+#: ScanErrorCode (passes/include/Scan/ErrorCodes.h) of the graph builder's
+#: checks, whose messages the builder keeps (see CheckFailure).
+_BUILDER_CODES = (100, 101)
+
+
+class CheckFailure:
+    """What a failed check of the graph builder reported: its id and values.
+
+    Attached as ``.scan_check`` to the exception a call raises, so that
+    :mod:`mlir_scan.function` can replace the message by its own.
+    """
+
+    __slots__ = ("check", "have", "need")
+
+    def __init__(self, check: int, have: int, need: int):
+        self.check, self.have, self.need = check, have, need
+
+
+#: ScanErrorCode::VerificationFailed: a cf.assert, located "file:line:col: what".
+_VERIFICATION_FAILED = 7
+_LOCATED = re.compile(r"-:(\d+):(\d+): (.*)", re.S)
+
+
+def _call_error(error: _CallError, source: str) -> Exception:
+    kind = _ERROR_KINDS.get(error.kind, RuntimeError)
+    message = error.message.decode(errors="replace")
+    located = _LOCATED.fullmatch(message) if error.code == _VERIFICATION_FAILED else None
+    if located:
+        # "-" is the buffer compile() parsed: point into the source text.
+        line, column, what = int(located[1]), int(located[2]), located[3]
+        lines = source.splitlines()
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        message = f"{what} (line {line}, column {column} of the compiled source" + (
+            f": `{text}`)" if text else ")")
+    exc = kind(message)
+    if error.code in _BUILDER_CODES:
+        exc.scan_check = CheckFailure(error.item, error.have, error.need)
+    return exc
+
+
+def _runtime_symbols() -> dict[str, int]:
+    """The addresses every compiled program's external symbols resolve to."""
+    lib = _registration.runtime_library()
+    names = {
+        # finalize-memref-to-llvm{use-generic-functions}
+        "_mlir_memref_to_llvm_alloc": "_mlir_memref_to_llvm_alloc",
+        "_mlir_memref_to_llvm_free": "_mlir_memref_to_llvm_free",
+        # libc names, should a lowering call them directly
+        "malloc": "mlirScanAlloc",
+        "calloc": "mlirScanCalloc",
+        "free": "mlirScanFree",
+        "memrefCopy": "mlirScanMemrefCopy",
+        # passes/include/Scan/RuntimeChecks.h
+        "__mlir_scan_fail": "__mlir_scan_fail",
+        "__mlir_scan_fail_alloc": "__mlir_scan_fail_alloc",
+        "__mlir_scan_fail_message": "__mlir_scan_fail_message",
+    }
+    return {symbol: ctypes.cast(lib[name], ctypes.c_void_p).value for symbol, name in names.items()}
+
+
+_RUNTIME_SYMBOLS = _runtime_symbols()
+_INVOKE = _registration.runtime_library().mlirScanInvoke
+_FREE = _registration.runtime_library().mlirScanFree
 
 _SCALAR_DTYPES = {
     "f32": np.float32,
@@ -167,15 +238,17 @@ _DESCRIPTORS: dict[tuple[int, np.dtype], type[ctypes.Structure]] = {}
 
 class _OwnedAllocation:
     """Frees a buffer the native code allocated (with the programs' allocator,
-    python/capi/ScanAllocator.cpp) when the last array using it dies."""
+    python/runtime/ScanAllocator.cpp) when the last array using it dies."""
 
     __slots__ = ("address",)
 
     def __init__(self, address: int):
         self.address = address
 
-    def __del__(self) -> None:
-        _registration.capi().mlirScanFree(self.address)
+    # The free function is bound now: at interpreter exit, arrays can die
+    # after this module's globals are gone.
+    def __del__(self, _free=_FREE) -> None:
+        _free(self.address)
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -225,15 +298,22 @@ class _Function:
         return f"<compiled @{self.__name__}({sig}) -> ({res})>"
 
     def _bind(self) -> None:
-        ctypes_args: list[Any] = []
+        """Looks up the packed entry point and lays out its argument slots.
+
+        The ExecutionEngine gives every external function `g` a packed
+        wrapper `_mlir_g(void **args)`: ``args[i]`` points at argument i and
+        the last slot at the result. Here `g` is the C-interface wrapper
+        ``_mlir_ciface_<name>``, whose first argument points at the result
+        struct when the function returns tensors (or several values).
+        """
         result_fields = []
         for i, r in enumerate(self.results):
             ctype = _descriptor_type(len(r.shape), r.dtype) if r.is_tensor else _CTYPES[r.dtype]
             result_fields.append((f"r{i}", ctype))
         self._result_struct = None
-        restype = None
+        self._scalar_result = None
         if len(self.results) == 1 and not self.results[0].is_tensor:
-            restype = result_fields[0][1]
+            self._scalar_result = result_fields[0][1]
         elif self.results:
             if len(self.results) == 1:
                 self._result_struct = result_fields[0][1]
@@ -241,14 +321,9 @@ class _Function:
                 self._result_struct = type(
                     "Results", (ctypes.Structure,), {"_fields_": result_fields}
                 )
-            ctypes_args.append(ctypes.POINTER(self._result_struct))
-        for a in self.args:
-            if a.is_tensor:
-                ctypes_args.append(ctypes.POINTER(_descriptor_type(len(a.shape), a.dtype)))
-            else:
-                ctypes_args.append(_CTYPES[a.dtype])
-        address = self._program._lookup("_mlir_ciface_" + self.__name__)
-        self._native = ctypes.CFUNCTYPE(restype, *ctypes_args)(address)
+        slots = len(self.args) + (self._result_struct is not None) + (self._scalar_result is not None)
+        self._slots = ctypes.c_void_p * max(slots, 1)
+        self._native = self._program._lookup("_mlir__mlir_ciface_" + self.__name__)
 
     def _convert_arg(self, i: int, value: Any, t: _Type) -> tuple[Any, Any]:
         """(the ctypes argument, an object to keep alive during the call)."""
@@ -262,6 +337,10 @@ class _Function:
                 return _CTYPES[t.dtype](value), None
         what = f"argument #{i} of @{self.__name__} ({t.text})"
         if not t.is_tensor:
+            if t.dtype.kind == "f" and isinstance(value, int) and not isinstance(value, bool):
+                if abs(value) > float(np.finfo(t.dtype).max):
+                    raise ValueError(f"{what}: the integer {_short(value)} is too large for {t.text}")
+                return _CTYPES[t.dtype](float(value)), None
             if isinstance(value, np.ndarray) and value.ndim != 0:
                 raise TypeError(f"{what}: expected a scalar, got an array of shape {value.shape}")
             kind = np.asarray(value).dtype
@@ -280,16 +359,18 @@ class _Function:
                     f"{what}: expected dtype {t.dtype.name}, got {value.dtype.name} "
                     f"(cast it with .astype(np.{t.dtype.name}))"
                 )
-            array = np.ascontiguousarray(value)
+            array = value
         else:
             array = np.asarray(value)
-            if not np.can_cast(array.dtype, t.dtype, casting="same_kind") or (
+            if array.dtype == object or not np.can_cast(array.dtype, t.dtype, casting="same_kind") or (
                 array.dtype.kind == "f" and t.dtype.kind in "iub"
             ):
-                raise TypeError(f"{what}: cannot convert {array.dtype.name} values to {t.dtype.name}")
-            array = np.ascontiguousarray(array, dtype=t.dtype)
+                raise TypeError(f"{what}: cannot convert {_kind_of(value, array)} to {t.dtype.name}")
+        # Before making it contiguous, which turns a rank-0 array into rank 1.
         if array.ndim != len(t.shape):
-            raise ValueError(f"{what}: expected rank {len(t.shape)}, got an array of shape {array.shape}")
+            raise ValueError(f"{what}: expected rank {len(t.shape)}, got {_kind_of(value, array)} "
+                             f"of shape {array.shape}")
+        array = np.ascontiguousarray(array, dtype=t.dtype)
         for d, (have, want) in enumerate(zip(array.shape, t.shape)):
             if want is not None and have != want:
                 raise ValueError(f"{what}: dimension {d} must be {want}, got shape {array.shape}")
@@ -310,18 +391,35 @@ class _Function:
             )
         if self._native is None:
             self._bind()
-        converted = [self._convert_arg(i, v, t) for i, (v, t) in enumerate(zip(values, self.args))]
-        call_args = [c for c, _ in converted]
-        result_struct = self._result_struct() if self._result_struct else None
-        if result_struct is not None:
-            call_args.insert(0, ctypes.pointer(result_struct))
-        scalar = self._native(*call_args)
-        del converted  # the inputs were only needed during the call
+        slots = self._slots()
+        keep: list[Any] = []  # what the slots point into, alive during the call
+        first = 0
+        result_struct = None
+        if self._result_struct is not None:
+            result_struct = self._result_struct()
+            pointer = ctypes.c_void_p(ctypes.addressof(result_struct))
+            keep.append(pointer)
+            slots[0] = ctypes.addressof(pointer)
+            first = 1
+        for i, (v, t) in enumerate(zip(values, self.args)):
+            arg, owner = self._convert_arg(i, v, t)
+            keep.append(arg)
+            keep.append(owner)
+            slots[first + i] = ctypes.addressof(arg)
+        scalar = None
+        if self._scalar_result is not None:
+            scalar = self._scalar_result()
+            slots[len(self.args)] = ctypes.addressof(scalar)
+        error = _thread_error()
+        if _INVOKE(self._native, slots, ctypes.addressof(error)):
+            raise _call_error(error, self._program._source)
+        del keep  # the inputs were only needed during the call
 
         outputs: list[Any] = []
-        if result_struct is None:
-            if self.results:
-                outputs.append(self.results[0].dtype.type(scalar))
+        if scalar is not None:
+            outputs.append(self.results[0].dtype.type(scalar.value))
+        elif result_struct is None:
+            pass
         elif len(self.results) == 1:
             outputs.append(_array_from_descriptor(result_struct, self.results[0]))
         else:
@@ -330,10 +428,30 @@ class _Function:
                 outputs.append(
                     _array_from_descriptor(field, r) if r.is_tensor else r.dtype.type(field)
                 )
-        self._program._raise_recorded_error()
         if not outputs:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _thread_error() -> _CallError:
+    """This thread's error record (one call at a time runs on a thread)."""
+    error = getattr(_thread_state, "error", None)
+    if error is None:
+        error = _thread_state.error = _CallError()
+    return error
+
+
+def _short(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:8]}...({len(text)} digits)"
+
+
+def _kind_of(value: Any, array: np.ndarray) -> str:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return f"a NumPy {'scalar' if isinstance(value, np.generic) else 'array'} of dtype {array.dtype.name}"
+    if array.dtype == object:
+        return f"{type(value).__name__} values"
+    return f"{array.dtype.name} values"
 
 
 def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> None:
@@ -396,6 +514,50 @@ def _compile_once(module: ir.Module) -> None:
             op.attributes["no_inline"] = ir.UnitAttr.get()
 
 
+def _check_external_symbols(module: ir.Module) -> None:
+    """Every function the LLVM module calls but does not define must exist.
+
+    The JIT resolves them against the run-time library and the process (libc,
+    libm): one that is neither would make the first call fail with an
+    unhelpful "symbol not found"; name it now instead.
+    """
+    declared = set()
+    for op in module.body.operations:
+        if op.operation.name == "llvm.func" and len(op.regions[0].blocks) == 0:
+            declared.add(ir.StringAttr(op.attributes["sym_name"]).value)
+    if not declared:
+        return
+    used: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for attr in ("callee", "global_name"):
+            if attr in op.attributes:
+                value = op.attributes[attr]
+                if isinstance(value, ir.FlatSymbolRefAttr):
+                    used.add(value.value)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    missing = sorted(name for name in declared & used
+                     if name not in _RUNTIME_SYMBOLS and not _process_has(name))
+    if missing:
+        names = ", ".join(f"@{name}" for name in missing)
+        raise ValueError(f"compile: the module calls external function(s) {names}, defined neither "
+                         "in the module nor in the process (declare only functions of libc/libm or "
+                         "define them in the module)")
+
+
+_PROCESS = ctypes.CDLL(None)
+
+
+def _process_has(symbol: str) -> bool:
+    try:
+        _PROCESS[symbol]
+    except AttributeError:
+        return False
+    return True
+
+
 def _pass_manager(pipeline: str) -> passmanager.PassManager:
     """The pass manager for `pipeline` in this thread's compile context, built once.
 
@@ -415,13 +577,19 @@ class Program:
     """A compiled module: one callable attribute per public function."""
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
-                 vectorize: bool = True):
+                 vectorize: bool = True, checks: bool = True):
+        if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+            raise ValueError(f"compile: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+        if not isinstance(optimize, (bool, str)):
+            raise TypeError(f"compile: optimize must be a bool or a pass pipeline string, "
+                            f"got {type(optimize).__name__}")
         _registration.register_passes()
         self._context = _compile_context()
         text = str(source) if isinstance(source, ir.Module) else source
         if not isinstance(text, str):
             raise TypeError(f"compile: expected MLIR text or an mlir.ir.Module, got {type(source).__name__}")
         self._stages: dict[str, str] = {}
+        self._source = text
         with self._context, ir.Location.unknown():
             module = ir.Module.parse(text)
             self._functions = self._collect_functions(module)
@@ -430,7 +598,7 @@ class Program:
                 rewrites = optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
             else:
                 rewrites = _OPTIMIZE if optimize else ""
-            steps = [("optimized", rewrites), ("scf", _TO_SCF),
+            steps = [("optimized", rewrites), ("scf", (_VERIFY if checks else "") + _TO_SCF),
                      ("bufferized", _BUFFERIZE),
                      ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
             for stage, pipeline in steps:
@@ -445,19 +613,13 @@ class Program:
                     _pass_manager(pipeline).run(module.operation)
                 if stage == "llvm":
                     _compile_once(module)
+                    _check_external_symbols(module)
                 self._stages[stage] = str(module)
             self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)
-        # Before the first lookup, which compiles: the program's malloc/free
-        # are the caching allocator (python/capi/ScanAllocator.cpp).
-        capi = _registration.capi()
-        for symbol, function in (("memrefCopy", capi.mlirScanMemrefCopy),
-                                 ("malloc", capi.mlirScanAlloc), ("calloc", capi.mlirScanCalloc),
-                                 ("free", capi.mlirScanFree)):
-            self._engine.raw_register_runtime(symbol, ctypes.cast(function, ctypes.c_void_p))
-        self._error = None
-        address = self._lookup(_ERROR_GLOBAL, required=False)
-        if address:
-            self._error = (ctypes.c_int64 * 4).from_address(address)
+        # Before the first lookup, which compiles: allocation, failures and
+        # copies come from the run-time library (python/runtime/).
+        for symbol, address in _RUNTIME_SYMBOLS.items():
+            self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
         for name, fn in self._functions.items():
             setattr(self, name, fn)
 
@@ -491,15 +653,6 @@ class Program:
             raise RuntimeError(f"symbol {symbol} not found in the compiled module")
         return address or 0
 
-    def _raise_recorded_error(self) -> None:
-        if self._error is None or self._error[0] == 0:
-            return
-        code, item, have, need = list(self._error)
-        for i in range(4):
-            self._error[i] = 0
-        template = _ERROR_MESSAGES.get(code, "scan: run-time check {code} failed")
-        raise ValueError(template.format(code=code, item=item, have=have, need=need))
-
     @property
     def functions(self) -> dict[str, _Function]:
         """The callable public functions, by name."""
@@ -513,7 +666,7 @@ class Program:
 
 
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
-            vectorize: bool = True) -> Program:
+            vectorize: bool = True, checks: bool = True) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -523,5 +676,9 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     ``opt_level`` is LLVM's optimization level (0-3). ``vectorize=False`` leaves
     the inner loops of linalg ops to LLVM's loop vectorizer instead of
     ``scan-vectorize-linalg-loops`` (for comparing results and speed).
+    ``checks=False`` leaves out the run-time verification of the program's
+    own ops (``scan-runtime-verification``: mismatched dynamic sizes,
+    out-of-bounds indices), for IR known to be correct; the scans' own checks
+    and the allocation checks always stay.
     """
-    return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize)
+    return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks)

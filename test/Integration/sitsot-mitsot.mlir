@@ -1,4 +1,4 @@
-// RUN: scan-opt %s --scan-to-llvm | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_runner_utils.so,%mlir_lib_dir/libmlir_c_runner_utils.so | FileCheck %s
+// RUN: scan-opt %s --scan-to-llvm | mlir-runner -e main -entry-point-result=void -shared-libs=%scan_runtime_lib,%mlir_lib_dir/libmlir_runner_utils.so,%mlir_lib_dir/libmlir_c_runner_utils.so | FileCheck %s
 
 func.func private @printMemrefF64(tensor<*xf64>) attributes {llvm.emit_c_interface}
 func.func private @printMemrefI64(tensor<*xi64>) attributes {llvm.emit_c_interface}

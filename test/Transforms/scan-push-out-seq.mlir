@@ -32,7 +32,7 @@
 // CHECK:         %[[NEED:.*]] = arith.addi %arg0, %c0
 // CHECK:         arith.cmpi slt, %[[HAVE]], %[[NEED]]
 // CHECK:         scf.if
-// CHECK:           func.call @__mlir_scan_set_error
+// CHECK:           func.call @__mlir_scan_fail
 // CHECK:         scan.scan steps(%arg0)
 // CHECK-NEXT:      sequences(%arg1 : tensor<?xf64>, %[[TWO]] : tensor<?xf64>)
 // CHECK-NEXT:      sitsot(%arg2 : f64) {

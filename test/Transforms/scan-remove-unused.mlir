@@ -53,12 +53,12 @@ func.func @constant_tensor_nonsequence(%xs: tensor<?x3xf32>) -> tensor<?x3xf32> 
 // CHECK:         %[[NEED0:.*]] = arith.addi %arg0, %c1
 // CHECK:         %[[SHORT0:.*]] = arith.cmpi slt, %[[LEN0]], %[[NEED0]]
 // CHECK:         scf.if
-// CHECK:           func.call @__mlir_scan_set_error(%c2_i64, %c0_i64,
+// CHECK:           func.call @__mlir_scan_fail(%c2_i64, %c0_i64,
 // CHECK:         %[[LEN1:.*]] = tensor.dim %arg2
 // CHECK:         %[[NEED1:.*]] = arith.addi %arg0, %c0
 // CHECK:         arith.cmpi slt, %[[LEN1]], %[[NEED1]]
 // CHECK:         scf.if
-// CHECK:           func.call @__mlir_scan_set_error(%c2_i64{{.*}}, %c1_i64,
+// CHECK:           func.call @__mlir_scan_fail(%c2_i64{{.*}}, %c1_i64,
 // CHECK:         scan.scan steps(%{{.*}})
 // CHECK-NEXT:      sequences(%arg1 : tensor<?xi32>)
 // CHECK-NEXT:      sitsot(%arg3 : i32) {
@@ -77,7 +77,7 @@ func.func @unused_sequence_and_high_tap(%n: index, %xs: tensor<?xi32>, %ys: tens
 // The original check (n + 3 rows) comes first.
 // CHECK-LABEL: func.func @unused_lowest_tap
 // CHECK:         arith.addi %arg0, %c3
-// CHECK:         func.call @__mlir_scan_set_error
+// CHECK:         func.call @__mlir_scan_fail
 // CHECK:         %[[LEN:.*]] = tensor.dim %arg1
 // CHECK:         %[[REST:.*]] = arith.subi %[[LEN]], %c2
 // CHECK:         %[[ROWS:.*]] = arith.maxsi %[[REST]], %c0

@@ -164,11 +164,16 @@ func.func @other_dimension(%n: index, %h0: tensor<?xf64>) -> tensor<?xf64> {
   return %v : tensor<?xf64>
 }
 
-// NEGATIVE: the row count (tensor.dim) is also used as another index, or
-// outside the reads: it would be lost, the output stays whole.
+// Without `until`, the row count (tensor.dim) is n_steps: used elsewhere too
+// (here as another index and as a result, like the graph builder's bounds
+// checks), it becomes %n and the output is still trimmed.
 // CHECK-LABEL: func.func @row_count_used_elsewhere
-// CHECK-NOT:     keep
-// CHECK:         return
+// CHECK-SAME:      (%[[N:.*]]: index,
+// CHECK:         %[[R:.*]] = scan.scan steps(%[[N]])
+// CHECK-NEXT:      sitsot({{.*}}) keep [1]
+// CHECK:         %[[LAST:.*]] = arith.subi %[[N]], %{{.*}} : index
+// CHECK:         tensor.extract %[[R]][%{{.*}}, %[[LAST]]] : tensor<1x4xf64>
+// CHECK:         return %{{.*}}, %[[LAST]]
 func.func @row_count_used_elsewhere(%n: index, %h0: tensor<4xf64>) -> (f64, index) {
   %r = scan.scan steps(%n) sitsot(%h0 : tensor<4xf64>) {
   ^bb0(%h: tensor<4xf64>):
@@ -181,6 +186,28 @@ func.func @row_count_used_elsewhere(%n: index, %h0: tensor<4xf64>) -> (f64, inde
   %last = arith.subi %rows, %c1 : index
   %v = tensor.extract %r[%last, %last] : tensor<?x4xf64>
   return %v, %last : f64, index
+}
+
+// NEGATIVE: with `until` the row count is the number of steps taken, which
+// only the whole output knows: used outside the reads it would be lost, the
+// output stays whole.
+// CHECK-LABEL: func.func @until_row_count_used_elsewhere
+// CHECK-NOT:     keep
+// CHECK:         return
+func.func @until_row_count_used_elsewhere(%n: index, %h0: f64) -> (f64, index) {
+  %r = scan.scan steps(%n) until sitsot(%h0 : f64) {
+  ^bb0(%h: f64):
+    %y = arith.addf %h, %h : f64
+    %big = arith.constant 100.0 : f64
+    %stop = arith.cmpf ogt, %y, %big : f64
+    scan.yield %y, %stop : f64, i1
+  } -> (tensor<?xf64>)
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = tensor.dim %r, %c0 : tensor<?xf64>
+  %last = arith.subi %rows, %c1 : index
+  %v = tensor.extract %r[%last] : tensor<?xf64>
+  return %v, %rows : f64, index
 }
 
 // NEGATIVE: a whole-output use (returned), a row counted from the start, a

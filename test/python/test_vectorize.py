@@ -15,6 +15,8 @@ it and none without it (LLVM's own vectorizer runs later, on LLVM IR).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -218,7 +220,8 @@ def test_tanh_expansion_accuracy(dtype):
       return %y : tensor<?x{t}>
     }}""")
     assert "math.tanh" in prog.ir("bufferized")
-    assert "tanh" not in prog.ir("llvm") and "exp" not in prog.ir("llvm")  # no libm call left
+    # No libm call left (the run-time checks' messages may contain "exp").
+    assert not re.search(r"@(tanh|exp)f?\b", prog.ir("llvm")), prog.ir("llvm")
     rng = np.random.default_rng(0)
     magnitudes = np.concatenate([rng.uniform(0, 1, 400_000), rng.uniform(0, 25, 400_000),
                                  10.0 ** rng.uniform(-300, 2, 200_001)])

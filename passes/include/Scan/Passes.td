@@ -101,7 +101,11 @@ def ScanSaveMem : Pass<"scan-save-mem"> {
     constant row of a statically sized result. Any other use (the whole
     output, a row counted from the start) leaves the output alone. The
     users are rewritten to read row `k - c` of the kept rows; run
-    `canonicalize` afterwards to drop the old index computations.
+    `canonicalize` afterwards to drop the old index computations. Without
+    `until`, `tensor.dim %result, 0` may also have other users (the bounds
+    check of `result[-1]` that the graph builder emits): it becomes
+    `n_steps`, which it always equals, so that memory stays constant when
+    the number of steps is only known at run time.
 
     ```mlir
     %r = scan.scan steps(%k) sitsot(%ones : tensor<?xf64>) ... -> (tensor<?x?xf64>)
@@ -279,10 +283,18 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
 
     Run-time checks (`n_steps >= 0`, sequences and mitmot buffers long
     enough, dynamic mitsot inits with `K` rows) are compiled in: a failed
-    check records `[code, item, have, need]` in the public global
-    `@__mlir_scan_error` (the first error wins) and the loop then runs zero
-    steps, so nothing is read out of bounds. `mlir_scan.compile` turns a
-    recorded error into a Python `ValueError`.
+    check calls the run-time library's `@__mlir_scan_fail(code, item, have,
+    need)` (declared in the module), which ends the call before any step
+    runs; `mlir_scan.compile` raises it as a Python `ValueError`. (The loop
+    also runs zero steps after a failed check, so nothing is read out of
+    bounds even where the failure function returns.)
+
+    With `until`, the number of steps taken is unknown and `n_steps` may be
+    huge: each output without `keep` starts with a buffer of
+    `min(n_steps, ~1 MiB of rows)` rows, and when a step finds it full, it
+    moves the rows written so far into one twice as large (at most
+    `n_steps` rows). The buffer is carried by the `scf.while`; the buffer
+    deallocation pipeline frees the old one.
 
     Limitation: nitsot rows must have a static shape (the buffer is created
     before the first step); the pass reports an error otherwise.
@@ -348,6 +360,124 @@ def ScanCheckLowerable : Pass<"scan-check-lowerable", "::mlir::ModuleOp"> {
       than one dynamic size (`expand-strided-metadata` asserts "There must
       be at most one dynamic size per group").
   }];
+}
+
+def ScanRuntimeVerification : Pass<"scan-runtime-verification", "::mlir::ModuleOp"> {
+  let summary = "Check at run time what MLIR leaves undefined in a program's own ops";
+  let description = [{
+    MLIR leaves undefined what an op does with run-time sizes that do not
+    match or indices out of bounds: `arith.mulf %row, %w : tensor<?xf64>`
+    with `%w` of another length reads garbage, truncates or crashes. This
+    pass makes such programs fail instead, with a message naming the op's
+    location (`mlir_scan.compile` runs it unless `checks=False`; so does
+    `scan-to-llvm` unless `checks=false`). It runs on the program's own ops,
+    before `convert-scan-to-scf`, so that the lowering's ops (correct by
+    construction) cost nothing:
+
+    * elementwise `arith`/`math` ops on tensors first become `linalg.generic`
+      (`convert-elementwise-to-linalg`, without folding);
+    * every op with a `RuntimeVerifiableOpInterface` model then gets its
+      upstream checks as `cf.assert` ops (linalg operand sizes against the
+      loop ranges, `tensor.extract`/`insert` indices, `tensor.cast` sizes,
+      memref accesses...), with the message `"<file>:<line>:<col>: <what>"`;
+    * `tensor.extract_slice` and `tensor.insert_slice` get this pass's own
+      bounds check: a size >= 0 and, unless the size is 0, first and last
+      position inside the dimension. (The upstream model of LLVM 22.1 checks
+      the offset of an empty slice too, rejecting valid programs, and has no
+      model for insert_slice.)
+
+    `scan-lower-asserts` later turns each `cf.assert` into a call of the
+    run-time library, which ends the call with a `ValueError`.
+
+    ```mlir
+    %m = arith.mulf %row, %w : tensor<?xf64>
+    // becomes (after folding)
+    %d0 = tensor.dim %row, %c0 ...   %d1 = tensor.dim %w, %c0
+    %same = arith.cmpi eq, ...
+    cf.assert %same, "model.mlir:7:10: dimension #0 of input/output operand #1 is incompatible with inferred dimension size"
+    %m = linalg.generic ... ins(%row, %w : ...) ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::index::IndexDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numVerified", "verified-ops", "Ops given run-time checks">
+  ];
+}
+
+def ScanCheckAllocations : Pass<"scan-check-allocations", "::mlir::ModuleOp"> {
+  let summary = "Check every buffer size at run time before it is allocated";
+  let description = [{
+    The LLVM lowering of `memref.alloc` multiplies the sizes by the element
+    size without checking: a negative size, or a byte count that does not
+    fit in 64 bits (`n_steps * row_bytes` for `n_steps = 2**61 + 1`), wraps
+    into a small allocation that the program then writes past. This pass
+    runs on bufferized IR and puts before every `memref.alloc` and
+    `memref.alloca` whose byte count is not a known small constant the
+    checked product
+
+        bytes = element_bytes * size_0 * ... * size_{r-1}
+
+    (each size >= 0, each product computed with `arith.mului_extended` and
+    required to stay below 2**63). A bad size calls the run-time library's
+    `@__mlir_scan_fail_alloc(element_bytes, rank, sizes)`, which ends the
+    call (`ValueError` for a negative size, `MemoryError` otherwise, naming
+    the shape). An allocation whose constant byte count overflows fails
+    unconditionally at the same place. A size that fits but cannot be
+    served is the allocator's `MemoryError` (python/runtime/).
+
+    ```mlir
+    %buf = memref.alloc(%n) : memref<?x4xf64>
+    // becomes
+    %n64 = arith.index_cast %n : index to i64
+    %lo, %hi = arith.mului_extended %c32, %n64 : i64   // 8 * 4 * n
+    ...
+    scf.if %bad { ... func.call @__mlir_scan_fail_alloc(%c8, %c2, %sizes) }
+    %buf = memref.alloc(%n) : memref<?x4xf64>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let statistics = [
+    Statistic<"numChecked", "checked-allocations", "Allocations given a size check">
+  ];
+}
+
+def ScanLowerAsserts : Pass<"scan-lower-asserts", "::mlir::ModuleOp"> {
+  let summary = "Turn cf.assert into a call of the run-time library that raises instead of aborting";
+  let description = [{
+    `cf.assert` lowers upstream to a print and `abort()`, which kills the
+    Python process. `generate-runtime-verification` (which `mlir_scan.compile`
+    runs on raw IR unless `checks=False`) emits one `cf.assert` per run-time
+    condition of the ops it verifies (`linalg` operand sizes, slice and
+    index bounds...). This pass rewrites each one into
+
+    ```mlir
+    scf.if %not_ok {
+      func.call @__mlir_scan_fail_message(%message) : (!llvm.ptr) -> ()
+    }
+    ```
+
+    where `%message` is a constant string: for a run-time verification
+    failure, the verified op's location and what failed (e.g.
+    `"model.mlir":6:10: dimension #0 of input/output operand #1 is
+    incompatible with inferred dimension size`), otherwise the assertion's
+    own message. The call ends the call of the compiled function: Python
+    raises `ValueError` with the message.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "lowered-asserts", "cf.assert ops lowered">
+  ];
 }
 
 def ScanLowerI1Access : Pass<"scan-lower-i1-access", "::mlir::ModuleOp"> {

@@ -1,18 +1,23 @@
 //===- RuntimeChecks.h - Run-time error reporting of lowered scans -*- C++ -*-===//
 //
 // Lowered scans check at run time what the verifier cannot (SPEC §4, §7). A
-// failed check must not abort the process, so it records an error in a
-// module-level global that the caller (the Python runtime) reads after each
-// call:
+// failed check calls an external function of the run-time library
+// (python/runtime/ScanRuntime.h), which ends the call: in Python the call
+// raises, with an error record that belongs to that call alone (no global
+// state, so concurrent calls never see each other's errors):
 //
-//   memref.global @__mlir_scan_error : memref<4xi64>  // [code, item, have, need]
+//   func.func private @__mlir_scan_fail(%code: i64, %item: i64, %have: i64,
+//                                       %need: i64)
 //
-// The first error recorded wins until the caller resets the global.
+// It does not return. Run with mlir-runner, the library prints the message
+// and exits with status 1.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SCAN_RUNTIMECHECKS_H
 #define SCAN_RUNTIMECHECKS_H
+
+#include "Scan/ErrorCodes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -20,24 +25,20 @@
 namespace mlir {
 namespace scan {
 
-/// Codes stored in `@__mlir_scan_error[0]`; mirrored in mlir_scan/runtime.py.
-enum class ScanErrorCode : int64_t {
-  None = 0,
-  NegativeSteps = 1,    // have = n_steps
-  SequenceTooShort = 2, // item = sequence, have = rows, need = rows needed
-  MitMotTooShort = 3,   // item = mitmot buffer, have = rows, need = rows needed
-  MitSotInitRows = 4,   // item = mitsot, have = init rows, need = K
-};
+/// The run-time library's failure entry points (none returns):
+///   __mlir_scan_fail(code, item, have, need : i64)         a scan check
+///   __mlir_scan_fail_alloc(elementBytes, rank : i64, sizes : !llvm.ptr)
+///   __mlir_scan_fail_message(message : !llvm.ptr)           a cf.assert
+inline constexpr llvm::StringLiteral kScanFailFunc = "__mlir_scan_fail";
+inline constexpr llvm::StringLiteral kScanFailAllocFunc =
+    "__mlir_scan_fail_alloc";
+inline constexpr llvm::StringLiteral kScanFailMessageFunc =
+    "__mlir_scan_fail_message";
 
-/// Name of the error global and of the function that records an error.
-inline constexpr llvm::StringLiteral kScanErrorGlobal = "__mlir_scan_error";
-inline constexpr llvm::StringLiteral kScanSetErrorFunc = "__mlir_scan_set_error";
-
-/// Adds the error global and `@__mlir_scan_set_error` to `module` unless
-/// they are already there.
+/// Declares `@__mlir_scan_fail` in `module` unless it is there.
 void declareScanErrorRuntime(ModuleOp module);
 
-/// Emits `scf.if %bad { call @__mlir_scan_set_error(code, item, have, need) }`
+/// Emits `scf.if %bad { call @__mlir_scan_fail(code, item, have, need) }`
 /// at the builder's insertion point; `have` and `need` are `index` values.
 void emitScanErrorIf(OpBuilder &b, Location loc, Value bad, ScanErrorCode code,
                      int64_t item, Value have, Value need);

@@ -27,31 +27,15 @@ import numpy as np
 
 from .graph import DTYPES, Constant, TensorType, Variable, is_float, is_int, toposort
 
-__all__ = ["ModuleEmitter", "Block", "float_literal", "ERROR_GLOBAL"]
+__all__ = ["ModuleEmitter", "Block", "float_literal"]
 
-#: The builder's run-time error global: [code, check id, have, need].
-ERROR_GLOBAL = "__mlir_scan_builder_error"
-_SET_ERROR = "__mlir_scan_builder_set_error"
-
-_ERROR_RUNTIME = f"""\
-  memref.global @{ERROR_GLOBAL} : memref<4xi64> = dense<0>
-  func.func private @{_SET_ERROR}(%code: i64, %check: i64, %have: i64, %need: i64) {{
-    %err = memref.get_global @{ERROR_GLOBAL} : memref<4xi64>
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c2 = arith.constant 2 : index
-    %c3 = arith.constant 3 : index
-    %zero = arith.constant 0 : i64
-    %current = memref.load %err[%c0] : memref<4xi64>
-    %first = arith.cmpi eq, %current, %zero : i64
-    scf.if %first {{
-      memref.store %code, %err[%c0] : memref<4xi64>
-      memref.store %check, %err[%c1] : memref<4xi64>
-      memref.store %have, %err[%c2] : memref<4xi64>
-      memref.store %need, %err[%c3] : memref<4xi64>
-    }}
-    return
-  }}"""
+#: The run-time library's failure function (passes/include/Scan/RuntimeChecks.h):
+#: a failed check ends the call. The builder's checks pass code 100
+#: (ValueError) or 101 (IndexError) and their check id; the message stays here.
+_FAIL = "__mlir_scan_fail"
+_FAIL_DECL = f"  func.func private @{_FAIL}(i64, i64, i64, i64)"
+#: Builder error kinds (the `code` argument of Block.check) -> run-time codes.
+_FAIL_CODES = {1: 100, 2: 101, 3: 100}
 
 
 def float_literal(value: float, dtype: str) -> str:
@@ -114,7 +98,7 @@ class ModuleEmitter:
         return f"@{name}"
 
     def add_check(self, message: str) -> int:
-        self._helpers.setdefault(_SET_ERROR, _ERROR_RUNTIME)
+        self._helpers.setdefault(_FAIL, _FAIL_DECL)
         self.checks.append(message)
         return len(self.checks) - 1
 
@@ -354,18 +338,19 @@ class Block:
 
     def check(self, bad: str, message: str, have: str | None = None, need: str | None = None,
               code: int = 1) -> None:
-        """Records run-time error `message` when the ``i1`` `bad` is true.
+        """Fails the call with `message` when the ``i1`` `bad` is true.
 
-        The function keeps running (callers clamp whatever would be unsafe);
-        :mod:`mlir_scan.builder.function` raises the error after the call. `have` and
-        `need` (``index`` values) fill ``{have}``/``{need}`` in the message.
+        The failure ends the call at once (the run-time library's
+        ``__mlir_scan_fail``); :mod:`mlir_scan.builder.function` raises `message`
+        (`code` 2: ``IndexError``, else ``ValueError``). `have` and `need`
+        (``index`` values) fill ``{have}``/``{need}`` in the message.
         """
         check_id = self.module.add_check(message)
         then = self.child(inherit=True)
-        args = [then.i64(code), then.i64(check_id)]
+        args = [then.i64(_FAIL_CODES[code]), then.i64(check_id)]
         for v in (have, need):
             args.append(then.from_index(v) if v is not None else then.i64(0))
-        then.stmt(f"func.call @{_SET_ERROR}({', '.join(args)}) : (i64, i64, i64, i64) -> ()")
+        then.stmt(f"func.call @{_FAIL}({', '.join(args)}) : (i64, i64, i64, i64) -> ()")
         self.stmt(f"scf.if {bad} {{")
         self.lines.extend(then.lines)
         self.stmt("}")

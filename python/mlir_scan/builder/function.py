@@ -27,7 +27,6 @@ Example (the guide's shared-variable example)::
 
 from __future__ import annotations
 
-import ctypes
 import warnings
 from collections import OrderedDict
 from typing import Any, Sequence
@@ -36,7 +35,7 @@ import numpy as np
 
 from ..runtime import compile as compile_mlir
 from . import tensor as T
-from .emitter import ERROR_GLOBAL, ModuleEmitter
+from .emitter import ModuleEmitter
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
 from .sharedvar import SharedVariable, filter_value
 
@@ -168,8 +167,6 @@ class Function:
         self.ir, self._checks = self._emit()
         self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"))
         self._fn = self.program.functions["f"]
-        address = self.program._lookup(ERROR_GLOBAL, required=False)
-        self._error = (ctypes.c_int64 * 4).from_address(address) if address else None
 
     # -- MLIR ---------------------------------------------------------------------------
     def _emit(self) -> tuple[str, list[str]]:
@@ -223,13 +220,11 @@ class Function:
             values.append(value[()] if value.ndim == 0 else value)
         try:
             raw = self._fn(*values)
-        except ValueError:
-            # A scan's own check (n_steps, sequence lengths) fails first.
-            self._take_error()
-            raise
-        mine = self._take_error()
-        if mine is not None:
-            raise mine
+        except (ValueError, IndexError) as exc:
+            failure = getattr(exc, "scan_check", None)
+            if failure is None:
+                raise  # a scan's own check (n_steps, sequence lengths...)
+            raise self._check_error(type(exc), failure) from None
         n = len(self.outputs) + len(self.updates)
         if n == 0:
             raw = ()
@@ -244,15 +239,12 @@ class Function:
             return outs[0]
         return outs
 
-    def _take_error(self) -> Exception | None:
-        if self._error is None or self._error[0] == 0:
-            return None
-        code, check, have, need = list(self._error)
-        for i in range(4):
-            self._error[i] = 0
-        message = self._checks[check].format(have=have, need=need) if 0 <= check < len(self._checks) else (
-            f"run-time check {check} failed")
-        return IndexError(message) if code == 2 else ValueError(message)
+    def _check_error(self, kind: type, failure) -> Exception:
+        """The exception of the builder's check that failed in a call."""
+        check = failure.check
+        if 0 <= check < len(self._checks):
+            return kind(self._checks[check].format(have=failure.have, need=failure.need))
+        return kind(f"run-time check {check} failed")
 
     def __repr__(self) -> str:
         ins = ", ".join(str(v) for v in self.inputs)

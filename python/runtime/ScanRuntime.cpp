@@ -1,0 +1,228 @@
+//===- ScanRuntime.cpp - calls, failures and helpers of compiled programs -===//
+//
+// See ScanRuntime.h for the design. Exported here:
+//   * `mlirScanInvoke`: what Python calls, with a program's packed entry
+//     point (`_mlir_<name>`, made by the ExecutionEngine);
+//   * the failure entry points compiled programs call: `__mlir_scan_fail`,
+//     `__mlir_scan_fail_alloc`, `__mlir_scan_fail_message`;
+//   * `memrefCopy`, which `memref.copy` of strided memrefs lowers to.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ScanRuntime.h"
+
+#include "Scan/ErrorCodes.h"
+
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir_scan_runtime;
+using mlir::scan::ScanErrorCode;
+
+namespace {
+
+thread_local CallFrame *innermostFrame = nullptr;
+
+void format(CallError &error, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void format(CallError &error, const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(error.message, sizeof(error.message), fmt, args);
+  va_end(args);
+}
+
+/// The message of a scan check (codes 1-4), from its numbers.
+void formatScanCheck(CallError &e) {
+  switch (static_cast<ScanErrorCode>(e.code)) {
+  case ScanErrorCode::NegativeSteps:
+    format(e, "scan: n_steps is %" PRId64 ", must be >= 0", e.have);
+    return;
+  case ScanErrorCode::SequenceTooShort:
+    format(e,
+           "scan: sequence #%" PRId64 " has %" PRId64
+           " rows but the steps and taps need %" PRId64,
+           e.item, e.have, e.need);
+    return;
+  case ScanErrorCode::MitMotTooShort:
+    format(e,
+           "scan: mitmot buffer #%" PRId64 " has %" PRId64
+           " rows but the steps and taps need %" PRId64,
+           e.item, e.have, e.need);
+    return;
+  case ScanErrorCode::MitSotInitRows:
+    format(e,
+           "scan: mitsot #%" PRId64 " init has %" PRId64
+           " rows but its taps need %" PRId64,
+           e.item, e.have, e.need);
+    return;
+  case ScanErrorCode::BuilderValueError:
+  case ScanErrorCode::BuilderIndexError:
+    // The builder formats its own messages; this one is for mlir-runner.
+    format(e, "run-time check #%" PRId64 " failed (%" PRId64 ", %" PRId64 ")",
+           e.item, e.have, e.need);
+    return;
+  default:
+    format(e, "run-time check %" PRId64 " failed", e.code);
+  }
+}
+
+/// Runs `fn(args)` in `frame`; true when the call failed (longjmp). Not
+/// inlined: the frame lives in the caller, so nothing that changes between
+/// setjmp and longjmp is a local of this function.
+__attribute__((noinline)) bool runInFrame(CallFrame *frame,
+                                          void (*fn)(void **), void **args) {
+  if (setjmp(frame->resume) != 0)
+    return true;
+  fn(args);
+  return false;
+}
+
+} // namespace
+
+CallFrame *mlir_scan_runtime::currentFrame() { return innermostFrame; }
+
+void mlir_scan_runtime::fail(const CallError &error) {
+  CallFrame *frame = innermostFrame;
+  if (!frame) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "mlir-scan: run-time error: %s\n", error.message);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  *frame->error = error;
+  std::longjmp(frame->resume, 1);
+}
+
+extern "C" {
+
+/// Calls the packed entry point `fn` of a compiled function (`args[i]`
+/// points at argument i, the last at the result) in a fresh call frame.
+/// Returns 0, or 1 after a failure described in `*error` (nothing the call
+/// allocated survives it).
+MLIR_SCAN_RUNTIME_EXPORT int mlirScanInvoke(void (*fn)(void **), void **args,
+                                            CallError *error) {
+  std::memset(error, 0, sizeof(CallError));
+  CallFrame frame;
+  frame.error = error;
+  frame.outer = innermostFrame;
+  innermostFrame = &frame;
+  bool failed = runInFrame(&frame, fn, args);
+  innermostFrame = frame.outer;
+  if (failed)
+    releaseFrameBlocks(frame);
+  else
+    detachFrameBlocks(frame);
+  return failed ? 1 : 0;
+}
+
+/// A failed scan or builder check (emitScanErrorIf, the builder's checks).
+MLIR_SCAN_RUNTIME_EXPORT [[noreturn]] void
+__mlir_scan_fail(int64_t code, int64_t item, int64_t have, int64_t need) {
+  CallError e{};
+  e.code = code;
+  e.item = item;
+  e.have = have;
+  e.need = need;
+  e.kind = static_cast<int64_t>(
+      code == static_cast<int64_t>(ScanErrorCode::BuilderIndexError)
+          ? ErrorKind::Index
+          : ErrorKind::Value);
+  formatScanCheck(e);
+  fail(e);
+}
+
+/// A buffer whose shape (`rank` sizes at `sizes`, elements of `elementBytes`
+/// bytes) has a negative size or a byte count that does not fit in 63 bits
+/// (scan-check-allocations).
+MLIR_SCAN_RUNTIME_EXPORT [[noreturn]] void
+__mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank,
+                       const int64_t *sizes) {
+  CallError e{};
+  e.code = static_cast<int64_t>(ScanErrorCode::BadAllocation);
+  e.item = elementBytes;
+  bool negative = false;
+  char shape[640] = "";
+  size_t used = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    negative |= sizes[d] < 0;
+    if (used < sizeof(shape))
+      used += std::snprintf(shape + used, sizeof(shape) - used,
+                            d ? ", %" PRId64 : "%" PRId64, sizes[d]);
+  }
+  e.kind = static_cast<int64_t>(negative ? ErrorKind::Value : ErrorKind::Memory);
+  if (negative)
+    format(e, "cannot allocate a buffer of shape (%s): negative size", shape);
+  else
+    format(e,
+           "cannot allocate a buffer of shape (%s) of %" PRId64
+           "-byte elements: its size does not fit in memory (more than "
+           "2**63 bytes)",
+           shape, elementBytes);
+  fail(e);
+}
+
+/// A failed `cf.assert` (run-time verification of raw IR): `message` is the
+/// assertion's text, which names the op's location.
+MLIR_SCAN_RUNTIME_EXPORT [[noreturn]] void
+__mlir_scan_fail_message(const char *message) {
+  CallError e{};
+  e.code = static_cast<int64_t>(ScanErrorCode::VerificationFailed);
+  e.kind = static_cast<int64_t>(ErrorKind::Value);
+  format(e, "%s", message);
+  fail(e);
+}
+
+/// The run-time helper that `memref.copy` of non-contiguous memrefs lowers
+/// to (`memrefCopy`, normally from libmlir_c_runner_utils.so, which links
+/// libMLIR.so and must not be loaded next to the Python bindings).
+struct ScanUnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+
+static void copyStrided(int64_t elemSize, int64_t rank, const int64_t *sizes,
+                        const int64_t *srcStrides, const int64_t *dstStrides,
+                        const char *src, char *dst) {
+  if (rank == 0) {
+    std::memcpy(dst, src, elemSize);
+    return;
+  }
+  if (rank == 1 && srcStrides[0] == 1 && dstStrides[0] == 1) {
+    std::memcpy(dst, src, sizes[0] * elemSize);
+    return;
+  }
+  for (int64_t i = 0; i < sizes[0]; ++i)
+    copyStrided(elemSize, rank - 1, sizes + 1, srcStrides + 1, dstStrides + 1,
+                src + i * srcStrides[0] * elemSize,
+                dst + i * dstStrides[0] * elemSize);
+}
+
+MLIR_SCAN_RUNTIME_EXPORT void mlirScanMemrefCopy(int64_t elemSize,
+                                                 ScanUnrankedMemRef *src,
+                                                 ScanUnrankedMemRef *dst) {
+  // Descriptor: allocated, aligned, offset, sizes[rank], strides[rank].
+  auto fields = [](ScanUnrankedMemRef *m, char *&aligned, int64_t *&sizes,
+                   int64_t *&strides) {
+    auto *words = static_cast<int64_t *>(m->descriptor);
+    aligned = reinterpret_cast<char *>(words[1]);
+    int64_t offset = words[2];
+    sizes = words + 3;
+    strides = words + 3 + m->rank;
+    return offset;
+  };
+  char *srcData, *dstData;
+  int64_t *sizes, *srcStrides, *dstSizes, *dstStrides;
+  int64_t srcOffset = fields(src, srcData, sizes, srcStrides);
+  int64_t dstOffset = fields(dst, dstData, dstSizes, dstStrides);
+  for (int64_t d = 0; d < src->rank; ++d)
+    if (sizes[d] == 0)
+      return;
+  copyStrided(elemSize, src->rank, sizes, srcStrides, dstStrides,
+              srcData + srcOffset * elemSize, dstData + dstOffset * elemSize);
+}
+
+} // extern "C"

@@ -1,0 +1,66 @@
+//===- ScanRuntime.h - the run-time library of compiled scan programs -----===//
+//
+// Compiled programs are called through `mlirScanInvoke`, which gives each call
+// its own frame: an error record and the list of the blocks the call has
+// allocated. A failed run-time check, a failed allocation or a size that does
+// not fit in 64 bits ends the call at once (`longjmp` back to the frame):
+// the blocks it allocated are freed and the caller reads the error record.
+// Nothing is global, so calls from many threads never see each other's
+// errors. Outside any frame (a program run by `mlir-runner` with this library
+// in `-shared-libs`) a failure prints the message and exits with status 1.
+//
+// The entry points compiled programs call are named in
+// passes/include/Scan/RuntimeChecks.h; Python's side is mlir_scan/runtime.py.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SCAN_RUNTIME_H
+#define SCAN_RUNTIME_H
+
+#include <csetjmp>
+#include <cstddef>
+#include <cstdint>
+
+#define MLIR_SCAN_RUNTIME_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace mlir_scan_runtime {
+
+/// What kind of Python exception an error becomes.
+enum class ErrorKind : int64_t { None = 0, Value = 1, Index = 2, Memory = 3 };
+
+/// The error record of one call (read by Python through ctypes: keep the
+/// layout in sync with `_CallError` in mlir_scan/runtime.py).
+struct CallError {
+  int64_t kind;  // ErrorKind
+  int64_t code;  // ScanErrorCode (passes/include/Scan/RuntimeChecks.h)
+  int64_t item;
+  int64_t have;
+  int64_t need;
+  char message[1024];
+};
+
+struct BlockHeader;
+
+/// One call in progress on this thread.
+struct CallFrame {
+  std::jmp_buf resume;
+  CallError *error = nullptr;
+  BlockHeader *blocks = nullptr; // allocated by this call, not yet freed
+  CallFrame *outer = nullptr;    // a call further up this thread's stack
+};
+
+/// The innermost call in progress on this thread, or null.
+CallFrame *currentFrame();
+
+/// Records `error` in the current call and ends it; outside a call, prints
+/// the message and exits the process with status 1.
+[[noreturn]] void fail(const CallError &error);
+
+/// Frees every block `frame` allocated and did not free (a failed call), or
+/// hands them to the caller (a call that returned: they are its results).
+void releaseFrameBlocks(CallFrame &frame);
+void detachFrameBlocks(CallFrame &frame);
+
+} // namespace mlir_scan_runtime
+
+#endif // SCAN_RUNTIME_H
