@@ -200,7 +200,7 @@ def main() -> None:
     variants = []
     for dtype in dtypes:
         for make in workloads.ALL:
-            if make is workloads.w5_rnn:
+            if make in (workloads.w5_rnn, workloads.w6_rnn_grad):
                 variants += [make(dtype, args.quick, hidden=h) for h in (128, 512)]
             else:
                 variants.append(make(dtype, args.quick))

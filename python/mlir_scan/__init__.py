@@ -43,6 +43,7 @@ _MOVED = {
     "config": "builder.config",
     "emitter": "builder.emitter",
     "function": "builder.function",
+    "gradient": "builder.gradient",
     "graph": "builder.graph",
     "ops_basic": "builder.ops.basic",
     "ops_elemwise": "builder.ops.elemwise",
@@ -69,12 +70,13 @@ def _alias_moved_modules() -> None:
 _alias_moved_modules()
 
 from .builder import (  # noqa: E402,A004
-    Function, MissingInputError, SharedVariable, UnusedInputError, config, dot, foldl, foldr, function, map,
-    reduce, scan, scan_checkpoints, scan_module, shared, tensor, until,
+    Function, MissingInputError, SharedVariable, UnusedInputError, config, disconnected_grad, dot, foldl, foldr,
+    function, grad, gradient, hessian, jacobian, map, reduce, scan, scan_checkpoints, scan_module, shared, tensor,
+    until,
 )
 
 __all__ += [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
-    "MissingInputError", "UnusedInputError",
+    "MissingInputError", "UnusedInputError", "gradient", "grad", "jacobian", "hessian", "disconnected_grad",
 ]

@@ -22,6 +22,7 @@ SMALL = {
     "w3_polynomial": dict(length=1000),
     "w4_fibonacci": dict(steps=300),
     "w5_rnn": dict(hidden=19, inputs=7, steps=25),
+    "w6_rnn_grad": dict(hidden=19, inputs=7, steps=25),
     "w7_until": {},
     "overhead_probe": dict(steps=1000),
 }

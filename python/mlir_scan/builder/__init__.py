@@ -11,7 +11,9 @@ MLIR core of the package (:mod:`mlir_scan.runtime` compiles what
 * :mod:`.tensor` (the DSL, ``mlir_scan.tensor``, with ``T.nnet`` and
   ``T.shared_randomstreams``);
 * :mod:`.scan_module` (``scan``, ``map``, ``reduce``, ``foldl``, ``foldr``,
-  ``until``, ``scan_checkpoints``) and :mod:`.function` (``function``).
+  ``until``, ``scan_checkpoints``) and :mod:`.function` (``function``);
+* :mod:`.gradient` (``grad``, ``jacobian``, ``hessian``, ``disconnected_grad``;
+  also ``T.grad``, ``T.jacobian``, ``T.hessian``).
 
 :mod:`mlir_scan` re-exports the public names; the modules keep their
 pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
@@ -19,8 +21,9 @@ pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
 
 from __future__ import annotations
 
-from . import config, scan_module, tensor
+from . import config, gradient, scan_module, tensor
 from .function import Function, function
+from .gradient import disconnected_grad, grad, hessian, jacobian
 from .graph import MissingInputError, UnusedInputError
 from .scan_module import foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: A004
 from .sharedvar import SharedVariable, shared
@@ -29,5 +32,12 @@ from .tensor import dot
 __all__ = [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
-    "MissingInputError", "UnusedInputError",
+    "MissingInputError", "UnusedInputError", "gradient", "grad", "jacobian", "hessian", "disconnected_grad",
 ]
+
+# ``T.grad`` / ``T.jacobian`` / ``T.hessian`` (the tensor DSL sits below the gradient module).
+for _name in ("grad", "jacobian", "hessian"):
+    setattr(tensor, _name, getattr(gradient, _name))
+    setattr(tensor.basic, _name, getattr(gradient, _name))
+    if _name not in tensor.__all__:
+        tensor.__all__.append(_name)
