@@ -479,6 +479,31 @@ def w5_rnn(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int =
 # W6: the gradient of W5, d/dW sum_t sum(h_t), built through the Theano API (T.grad).
 # ---------------------------------------------------------------------------
 
+def w6_mlir_function(dtype, save_every_N: int | None = None, last_only: bool = False):
+    """W6 through the Theano-compatible API: ``T.grad`` of the W5 graph (or of its
+    ``scan_checkpoints`` form, which keeps every N-th state and recomputes the rest)."""
+    import mlir_scan as theano
+    from mlir_scan import tensor as T
+
+    name = np.dtype(dtype).name
+    xv, hv = T.matrix("xs", dtype=name), T.vector("h0", dtype=name)
+    Wv, Uv, bv = T.matrix("W", dtype=name), T.matrix("U", dtype=name), T.vector("b", dtype=name)
+
+    def step(x, h, W, U, b):
+        return T.tanh(T.dot(h, W) + T.dot(x, U) + b)
+
+    if save_every_N is None:
+        hs, _ = theano.scan(step, sequences=xv, outputs_info=hv, non_sequences=[Wv, Uv, bv])
+        cost = hs[-1].sum() if last_only else hs.sum()
+    else:
+        # (the checkpointed scan returns the state after each segment: its gradient is
+        # that of the last state's sum)
+        hs, _ = theano.scan_checkpoints(step, sequences=[xv], outputs_info=[hv], non_sequences=[Wv, Uv, bv],
+                                        save_every_N=save_every_N)
+        cost = hs[-1].sum()
+    return theano.function([xv, hv, Wv, Uv, bv], T.grad(cost, Wv))
+
+
 def w6_rnn_grad(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int = 1000) -> Workload:
     rng = np.random.default_rng(6)
     H, I = hidden, inputs
@@ -506,15 +531,7 @@ def w6_rnn_grad(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: 
         return dW
 
     def mlir():
-        import mlir_scan as theano
-        from mlir_scan import tensor as T
-
-        xv, hv = T.matrix("xs", dtype=name), T.vector("h0", dtype=name)
-        Wv, Uv, bv = T.matrix("W", dtype=name), T.matrix("U", dtype=name), T.vector("b", dtype=name)
-        hs, _ = theano.scan(lambda x, h, W, U, b: T.tanh(T.dot(h, W) + T.dot(x, U) + b),
-                            sequences=xv, outputs_info=hv, non_sequences=[Wv, Uv, bv])
-        gW = T.grad(hs.sum(), Wv)
-        return theano.function([xv, hv, Wv, Uv, bv], gW)
+        return w6_mlir_function(dtype)
 
     def pytensor_graph(mode):
         import pytensor

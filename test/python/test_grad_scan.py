@@ -55,7 +55,8 @@ def test_rnn_gradient_ir_through_scan_opt(tmp_path):
     f = theano.function([xs, h0, W], T.grad(hs.sum(), W))
     path = tmp_path / "rnn_grad.mlir"
     path.write_text(f.ir)
-    for flags in (["--scan-optimize"], ["--scan-to-llvm"]):
+    for flags in (["--scan-optimize"], ["--convert-scan-to-scf"], ["--scan-bufferize"], ["--scan-to-llvm"],
+                  ["--scan-to-llvm=vectorize=0 checks=1"]):
         out = subprocess.run(["scan-opt", str(path), *flags], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
 
@@ -308,3 +309,24 @@ def test_gradient_of_gradient_mitsot_and_nonseq():
 
     xv, wv = _u(5), np.array([0.6, -0.3])
     assert_close(f(xv, wv), _second_differences(lambda v: numpy_cost(v, xv), wv), rtol=1e-5, atol=1e-6)
+
+
+def _scan_headers(ir: str) -> list[str]:
+    """The text of each scan.scan op up to its body."""
+    return [part.split("^bb0")[0] for part in ir.split("scan.scan")[1:]]
+
+
+def test_save_mem_keeps_the_states_the_backward_scan_reads():
+    xs, h0, w = T.dmatrix("xs"), T.dvector("h0"), T.dvector("w")
+    hs, _ = theano.scan(lambda x, h, w: T.tanh(h * w + x), sequences=xs, outputs_info=h0, non_sequences=w)
+    cost = (hs[-1] ** 2).sum()
+    # Alone, the cost reads one row: scan-save-mem keeps only that one.
+    forward = theano.function([xs, h0, w], cost)
+    assert any("keep [1]" in h for h in _scan_headers(forward.program.ir("optimized")))
+    # With the gradient, the backward scan reads every forward state: nothing is dropped.
+    f = check_grad(lambda xs, h0, w: (theano.scan(lambda x, h, w: T.tanh(h * w + x), sequences=xs,
+                                                  outputs_info=h0, non_sequences=w)[0][-1] ** 2).sum(),
+                   [_u(5, 3), _u(3), _u(3)])
+    headers = _scan_headers(f.program.ir("optimized"))
+    forward_scans = [h for h in headers if "go_backwards" not in h]
+    assert forward_scans and all("keep" not in h for h in forward_scans), forward_scans

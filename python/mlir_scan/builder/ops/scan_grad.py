@@ -38,7 +38,7 @@ import numpy as np
 
 from ..graph import Apply, Constant, TensorType, Variable, clone_replace, graph_inputs, is_float
 from .autodiff import SpecifyShape, alloc_to, backprop, elem, retype, zeros_like
-from .basic import DimShuffle, Dot, Join
+from .basic import Alloc, DimShuffle, Dot, Join
 from .elemwise import Elemwise
 from .elemwise import cast
 from .shape import Shape_i, shape_of
@@ -356,11 +356,18 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         if not live_state[s]:
             continue
         row_dims = _row_dims(init, kind)
-        if g_state_out[s] is not None:
-            head = _rev(_rows(g_state_out[s], D, N))
+        same_rows = _row_constant(g_state_out[s]) if g_state_out[s] is not None else None
+        if same_rows is not None:
+            # Every row of the output gradient is the same (the gradient of hs.sum()):
+            # one buffer of that row, the K rows after the loop's zeroed.
+            full = alloc_to(same_rows, (_add(Nb, K),) + tuple(row_dims), row_t.dtype)
+            R = IncSubtensor((("s", "v", None, None),), True)(full, Constant(np.asarray(0, row_t.dtype)), _i64(Nb))
         else:
-            head = _zeros(Nb, row_dims, row_t.dtype)
-        R = Join(0)(_stack_rows(head, row_t), _stack_rows(_zeros(K, row_dims, row_t.dtype), row_t))
+            if g_state_out[s] is not None:
+                head = _rev(_rows(g_state_out[s], D, N))
+            else:
+                head = _zeros(Nb, row_dims, row_t.dtype)
+            R = Join(0)(_stack_rows(head, row_t), _stack_rows(_zeros(K, row_dims, row_t.dtype), row_t))
         in_list = [(0, delta_phs[s])]
         out_list = []
         for t, ph in sorted(phs, key=lambda p: -p[0]):
@@ -545,6 +552,22 @@ def _is_column(v: Variable) -> bool:
 
 def _is_row(v: Variable) -> bool:
     return v.owner is not None and isinstance(v.owner.op, DimShuffle) and v.owner.op.new_order == ("x", 0)
+
+
+def _row_constant(g: Variable) -> Variable | None:
+    """The row every row of `g` equals, when `g` is a broadcast (an ``Alloc`` of a row or a scalar)."""
+    node = g.owner
+    while node is not None and isinstance(node.op, SpecifyShape):
+        node = node.inputs[0].owner
+    if node is None or not isinstance(node.op, Alloc):
+        return None
+    value = node.inputs[0]
+    out_rank = len(node.op.shape)
+    if value.ndim < out_rank:
+        return value
+    if value.type.shape[0] == 1:
+        return Subtensor((("i", 0),))(value)
+    return None
 
 
 def _row_dims(init: Variable, kind: str) -> tuple:

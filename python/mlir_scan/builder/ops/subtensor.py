@@ -380,6 +380,10 @@ class Subtensor(_IndexOp):
             return [b.if_else(bad, lambda bb: _zero(bb, xt.dtype), read, xt.mlir_elem)]
 
         def read_slice(bb: Block) -> str:
+            if 0 in xt.shape:
+                # A statically empty tensor has only empty slices (MLIR rejects any
+                # extract_slice of it, even at offset 0).
+                return bb.empty(rt, [_as_ssa(bb, di.size) for di in dims if di.kind != "i"])
             if _positive_static(dims):
                 offs, sizes, strides = _slice_operands(bb, dims)
                 return bb.op(f"tensor.extract_slice {inputs[0]}[{offs}] [{sizes}] [{strides}] : "
