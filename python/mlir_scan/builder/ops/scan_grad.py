@@ -414,6 +414,7 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         b_mm.append((_stack_rows(RB, row_t), [(r, in_ph[r]) for r in rows_all],
                      [(r, new_val[r]) for r in rows_all]))
 
+    seq_tap_of = {ph.id: (outer, tap) for outer, taps in b_seqs for tap, ph in taps}
     # Non-sequences: their gradients are sums over the steps. A term that is an outer
     # product of two per-step vectors (dW += outer(h_{t-1}, da_t)) is pushed out of the
     # loop: the loop stacks both vectors (NITSOT outputs) and one matmul sums the
@@ -427,9 +428,17 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         outer_terms, rest = _split_outer_terms(contrib) if ph.ndim == 2 else ([], [contrib])
         dims = shape_of(groups["nonseqs"][i])
         for a, c in outer_terms:
-            non_outer.setdefault(i, []).append((len(b_nit), len(b_nit) + 1))
-            b_nit.append((a, a.type.shape, dims[:1]))
-            b_nit.append((c, c.type.shape, dims[1:]))
+            # Each factor's rows in backward step order: a sequence the step reads
+            # already has them (rows u + tap of its reversal); others are stacked.
+            pair = []
+            for v, d in ((a, dims[:1]), (c, dims[1:])):
+                if v.id in seq_tap_of:
+                    outer, tap = seq_tap_of[v.id]
+                    pair.append(("rows", _rows(_rev(outer), tap, _add(Nb, tap))))
+                else:
+                    pair.append(("nit", len(b_nit)))
+                    b_nit.append((v, v.type.shape, d))
+            non_outer.setdefault(i, []).append(tuple(pair))
         if not rest:
             continue
         acc = _Placeholder(ph.type)
@@ -498,8 +507,8 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         result[pos_of["nonseqs"] + i] = _row(sit_out[b_idx], 0)
     for i, pairs in non_outer.items():
         terms = [] if result[pos_of["nonseqs"] + i] is None else [result[pos_of["nonseqs"] + i]]
-        for ia, ib in pairs:
-            A, Bm = nit_out[ia], nit_out[ib]
+        for pair in pairs:
+            A, Bm = (nit_out[x] if kind == "nit" else x for kind, x in pair)
             terms.append(Dot()(DimShuffle(2, (1, 0))(A), Bm))
         result[pos_of["nonseqs"] + i] = _add_vars(terms)
     for i, items in seq_nit.items():
