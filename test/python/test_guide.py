@@ -286,3 +286,17 @@ def test_gradients_tutorial(capsys):
     losses = numbers(lines[12])
     assert losses == sorted(losses, reverse=True) and losses[-1] < 0.5 * losses[0]
     assert lines[13] == "loss went down: True"
+
+
+def test_readme_gradients_example(capsys):
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    section = readme[readme.index("### Gradients"):]
+    code = section[section.index("```python") + len("```python"):]
+    code = code[: code.index("```")]
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "go_backwards" in out and "mitmot(" in out
+    g, H = namespace["g"], namespace["H"]
+    assert g.shape == (3,) and H.shape == (3, 3)
+    np.testing.assert_allclose(H, H.T, rtol=1e-10, atol=1e-12)

@@ -225,6 +225,11 @@ class Dot(Op):
             r = inner.op(f"linalg.matvec ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         elif xt.ndim == 1 and yt.ndim == 2:
             r = inner.op(f"linalg.vecmat ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+        elif xt.ndim == 2 and yt.ndim == 2 and _transposed_source(b, x, dt) is not None:
+            # x.T @ y: a contraction reading x's source in place (no transposed copy).
+            src, src_t = _transposed_source(b, x, dt)
+            r = inner.generic([(src, src_t, "(d2, d0)"), (ys, yt, "(d2, d1)")], [(init, out, "(d0, d1)")],
+                              ["parallel", "parallel", "reduction"], _mul_add_body(dt))[0]
         elif xt.ndim == 2 and yt.ndim == 2:
             r = inner.op(f"linalg.matmul ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         else:
@@ -272,6 +277,32 @@ class Dot(Op):
         gx = Reduce("sum", tuple(b_dims) + (md,))(elemwise("mul", g_full, y_full))
         gy = Reduce("sum", tuple(a_dims))(elemwise("mul", g_full, x_full))
         return [gx, gy]
+
+
+def _transposed_source(b: Block, x: Variable, dtype: str):
+    """(SSA, type) of `y` when `x` is ``y.T`` of a matrix `y` already computed in this scope."""
+    node = x.owner
+    if node is None or not isinstance(node.op, DimShuffle) or node.op.new_order != (1, 0):
+        return None
+    src = node.inputs[0]
+    ssa = b.lookup(src)
+    if ssa is None or src.dtype != dtype:
+        return None
+    return ssa, src.type
+
+
+def _mul_add_body(dt: str):
+    t = DTYPES[dt]
+
+    def body(bb: Block, args: list[str]) -> list[str]:
+        a, c, acc = args
+        if is_float(dt):
+            m = bb.op(f"arith.mulf {a}, {c} : {t}")
+            return [bb.op(f"arith.addf {acc}, {m} : {t}")]
+        m = bb.op(f"arith.muli {a}, {c} : {t}")
+        return [bb.op(f"arith.addi {acc}, {m} : {t}")]
+
+    return body
 
 
 def _transpose(x: Variable) -> Variable:
