@@ -231,3 +231,12 @@ def test_bad_options():
         T.grad(x.sum(), x, disconnected_inputs="maybe")
     with pytest.raises(ValueError, match="return_disconnected"):
         T.grad(x.sum(), x, return_disconnected="nope")
+
+
+def test_gradient_through_integer_ops_names_them():
+    x = T.dvector("x")
+    cost = T.cast(T.cast(x, "int32") % 3, "float64").sum() + T.gt(x, 0).sum() * 1.0
+    with pytest.raises(DisconnectedInputError, match=r"integer or boolean.*cast_int32"):
+        T.grad(cost, x)
+    g = T.grad(cost, x, disconnected_inputs="ignore")
+    np.testing.assert_allclose(theano.function([x], g)(np.array([1.5, -2.0])), [0.0, 0.0])

@@ -330,3 +330,34 @@ def test_save_mem_keeps_the_states_the_backward_scan_reads():
     headers = _scan_headers(f.program.ir("optimized"))
     forward_scans = [h for h in headers if "go_backwards" not in h]
     assert forward_scans and all("keep" not in h for h in forward_scans), forward_scans
+
+
+def test_matrix_rnn_go_backwards():
+    # dW and dU as matmuls after the loop (outer-product push-out), reversed forward scan.
+    def cost(W, U, h0, xs):
+        hs, _ = theano.scan(lambda x, h, W, U: T.tanh(T.dot(h, W) + T.dot(x, U)), sequences=xs,
+                            outputs_info=h0, non_sequences=[W, U], go_backwards=True)
+        return (hs ** 2).sum()
+    check_grad(cost, [_u(3, 3) * 0.7, _u(2, 3), _u(3), _u(5, 2)])
+
+
+def test_matrix_rnn_truncated_against_numpy_bptt():
+    k = 3
+    W, U, h0, xs = T.dmatrix("W"), T.dmatrix("U"), T.dvector("h0"), T.dmatrix("xs")
+    hs, _ = theano.scan(lambda x, h, W, U: T.tanh(T.dot(h, W) + T.dot(x, U)), sequences=xs, outputs_info=h0,
+                        non_sequences=[W, U], truncate_gradient=k)
+    f = theano.function([W, U, h0, xs], T.grad(hs.sum(), [W, U, xs]))
+    Wv, Uv, hv, xv = _u(3, 3) * 0.7, _u(2, 3), _u(3), _u(6, 2)
+    hist = [hv]
+    for x in xv:
+        hist.append(np.tanh(hist[-1] @ Wv + x @ Uv))
+    gW, gU, gx = np.zeros_like(Wv), np.zeros_like(Uv), np.zeros_like(xv)
+    carry = np.zeros(3)
+    for t in range(len(xv) - 1, len(xv) - 1 - k, -1):
+        da = (1 + carry) * (1 - hist[t + 1] ** 2)
+        gW += np.outer(hist[t], da)
+        gU += np.outer(xv[t], da)
+        gx[t] = Uv @ da
+        carry = Wv @ da
+    for got, want in zip(f(Wv, Uv, hv, xv), (gW, gU, gx)):
+        assert_close(got, want, rtol=1e-12)

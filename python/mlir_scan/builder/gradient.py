@@ -26,7 +26,7 @@ import warnings
 from typing import Any
 
 from . import tensor as T
-from .graph import Constant, NullTypeGradError, Variable, clone_replace, graph_inputs, is_float
+from .graph import Constant, NullTypeGradError, Variable, clone_replace, graph_inputs, is_float, toposort
 from .ops.autodiff import DisconnectedGrad, backprop, conform, one_like, zeros_like
 from .scan_module import scan
 
@@ -135,8 +135,13 @@ def grad(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs
         if g is None:
             if not connected[i]:
                 label = "wrt" if single else f"wrt[{i}]"
-                msg = (f"grad: the cost does not depend on {_describe(w, label)}: it is not part of the "
-                       "computational graph of the cost, or only through non-differentiable operations "
+                through = _integer_ops(seeds, wrt_eff[i], stop)
+                if through:
+                    why = ("it reaches the cost only through integer or boolean values, which have no "
+                           f"gradient: through {', '.join(through)}")
+                else:
+                    why = "it is not part of the computational graph of the cost"
+                msg = (f"grad: the cost does not depend on {_describe(w, label)}: {why} "
                        "(pass disconnected_inputs='ignore' to get a zero gradient)")
                 if disconnected_inputs == "raise":
                     raise DisconnectedInputError(msg)
@@ -167,6 +172,21 @@ def _connected(seeds, wrt: list[Variable], stop: set[int]) -> list[bool]:
             continue
         stack.extend(i for i in v.owner.inputs if is_float(i.dtype) and i.id not in seen)
     return [w.id in seen for w in wrt]
+
+
+def _integer_ops(seeds, w: Variable, stop: set[int]) -> list[str]:
+    """The ops with integer/boolean outputs through which the seeds depend on `w` (named)."""
+    dependent = {w.id}
+    names: list[str] = []
+    for node in toposort([v for v, _ in seeds], stop=stop):
+        if any(i.id in dependent for i in node.inputs):
+            dependent.update(o.id for o in node.outputs)
+            if any(is_float(i.dtype) and i.id in dependent for i in node.inputs) and \
+                    not any(is_float(o.dtype) for o in node.outputs):
+                label = str(node.op)
+                if label not in names:
+                    names.append(label)
+    return names
 
 
 def _flat(expression: Variable) -> Variable:
