@@ -88,6 +88,7 @@ class MakeVector(Op):
             return [b.op(f"tensor.empty() : {t.mlir}")]
         return [b.op(f"tensor.from_elements {', '.join(inputs)} : {t.mlir}", "vec")]
 
+
 def _fallback(var: Variable) -> tuple:
     return tuple(
         size if size is not None else Shape_i(d)(var) for d, size in enumerate(var.type.shape)
