@@ -450,7 +450,7 @@ def _kind_of(value: Any, array: np.ndarray) -> str:
     if isinstance(value, (np.ndarray, np.generic)):
         return f"a NumPy {'scalar' if isinstance(value, np.generic) else 'array'} of dtype {array.dtype.name}"
     if array.dtype == object:
-        return f"{type(value).__name__} values"
+        return f"a {type(value).__name__} of Python objects"
     return f"{array.dtype.name} values"
 
 

@@ -136,14 +136,16 @@ __mlir_scan_fail(int64_t code, int64_t item, int64_t have, int64_t need) {
 }
 
 /// A buffer whose shape (`rank` sizes at `sizes`, elements of `elementBytes`
-/// bytes) has a negative size or a byte count that does not fit in 63 bits
+/// bytes) has a negative size or more bytes than `limit` (2**63 - 1 for the
+/// heap: a byte count that does not fit in 63 bits; less for the stack)
 /// (scan-check-allocations).
 MLIR_SCAN_RUNTIME_EXPORT [[noreturn]] void
-__mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank,
-                       const int64_t *sizes) {
+__mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank, const int64_t *sizes,
+                       int64_t limit) {
   CallError e{};
   e.code = static_cast<int64_t>(ScanErrorCode::BadAllocation);
   e.item = elementBytes;
+  e.need = limit;
   bool negative = false;
   char shape[640] = "";
   size_t used = 0;
@@ -156,12 +158,18 @@ __mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank,
   e.kind = static_cast<int64_t>(negative ? ErrorKind::Value : ErrorKind::Memory);
   if (negative)
     format(e, "cannot allocate a buffer of shape (%s): negative size", shape);
-  else
+  else if (limit == INT64_MAX)
     format(e,
            "cannot allocate a buffer of shape (%s) of %" PRId64
            "-byte elements: its size does not fit in memory (more than "
            "2**63 bytes)",
            shape, elementBytes);
+  else
+    format(e,
+           "cannot allocate a buffer of shape (%s) of %" PRId64
+           "-byte elements on the stack: more than %" PRId64
+           " bytes (memref.alloca; use memref.alloc)",
+           shape, elementBytes, limit);
   fail(e);
 }
 

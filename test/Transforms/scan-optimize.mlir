@@ -1,5 +1,13 @@
 // RUN: scan-opt %s --scan-optimize | FileCheck %s
 // RUN: scan-opt %s --scan-optimize --scan-bufferize | FileCheck %s --check-prefix=BUF
+// RUN: scan-opt %s --scan-optimize --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+
+// --mlir-pass-statistics shows what each rewrite of the rounds did.
+// STATS-LABEL: ScanOptimize
+// STATS-DAG:   rounds
+// STATS-DAG:   scan-push-out-seq: pushed-out
+// STATS-DAG:   scan-remove-unused: removed-inputs
+// STATS-DAG:   scan-save-mem: trimmed-outputs
 
 // scan-optimize: every scan rewrite in PyTensor's order, to a fixed point.
 // The three effects of the scan-rewrites issue on concrete programs, plus

@@ -244,6 +244,11 @@ def ScanOptimize : Pass<"scan-optimize", "::mlir::ModuleOp"> {
     until a round leaves the module unchanged (or `max-iterations` rounds
     ran). This is what `mlir_scan.compile(optimize=True)` and
     `mlir_scan.function` (mode `FAST_RUN`) run before lowering.
+
+    With `--mlir-pass-statistics`, besides `rounds`, every statistic of the
+    round's passes that counted something is reported as
+    `<pass>: <statistic>` (e.g. `scan-save-mem: trimmed-outputs`), summed
+    over the rounds.
   }];
   let options = [
     Option<"maxIterations", "max-iterations", "unsigned", "4",
@@ -422,10 +427,12 @@ def ScanCheckAllocations : Pass<"scan-check-allocations", "::mlir::ModuleOp"> {
         bytes = element_bytes * size_0 * ... * size_{r-1}
 
     (each size >= 0, each product computed with `arith.mului_extended` and
-    required to stay below 2**63). A bad size calls the run-time library's
-    `@__mlir_scan_fail_alloc(element_bytes, rank, sizes)`, which ends the
-    call (`ValueError` for a negative size, `MemoryError` otherwise, naming
-    the shape). An allocation whose constant byte count overflows fails
+    required to stay below 2**63 for `memref.alloc`, at most 1 MiB for
+    `memref.alloca`, which would otherwise overflow the thread's stack). A
+    bad size calls the run-time library's `@__mlir_scan_fail_alloc(
+    element_bytes, rank, sizes, limit)`, which ends the call (`ValueError`
+    for a negative size, `MemoryError` otherwise, naming the shape). An
+    allocation whose constant byte count is over the limit fails
     unconditionally at the same place. A size that fits but cannot be
     served is the allocator's `MemoryError` (python/runtime/).
 
