@@ -224,6 +224,7 @@ private:
   /// returns the next registers (and the `until` condition in `stop`).
   SmallVector<Value> emitStep(Value t, ValueRange regs, Value &stop);
   Value slotOf(const OutputPlan &plan, Value row);
+  void checkRowSizes(Value row, Value buffer, unsigned result);
   Value growIfFull(const OutputPlan &plan, Value buffer, Value t);
   Value stateRow(const OutputPlan &plan, Value t, ValueRange regs, int64_t k);
   Value finalResult(const OutputPlan &plan, Value stepsRun);
@@ -429,6 +430,27 @@ void ScanLowering::planInitBuffer(OutputPlan &plan, Type elementType) {
   }
 }
 
+/// A yielded row with dynamic sizes must have the buffer's row sizes (the
+/// verifier only checks types): a step of raw IR can yield a state longer
+/// than its init, which would be written past the row. Fails the call with
+/// the first size that differs.
+void ScanLowering::checkRowSizes(Value row, Value buffer, unsigned result) {
+  auto rowType = dyn_cast<RankedTensorType>(row.getType());
+  if (!rowType || rowType.hasStaticShape())
+    return;
+  auto bufferType = cast<MemRefType>(buffer.getType());
+  for (int64_t d = 0; d < rowType.getRank(); ++d) {
+    if (!rowType.isDynamicDim(d) && !bufferType.isDynamicDim(d + 1))
+      continue;
+    Value have = tensor::DimOp::create(rewriter, loc, row, d);
+    Value need = memref::DimOp::create(rewriter, loc, buffer, d + 1);
+    Value bad = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                      have, need);
+    emitScanErrorIf(rewriter, loc, bad, ScanErrorCode::RowSizeMismatch, result,
+                    have, need);
+  }
+}
+
 Value ScanLowering::slotOf(const OutputPlan &plan, Value row) {
   if (plan.keep == 0)
     return row;
@@ -556,12 +578,15 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
   // ... then every row is written, last.
   unsigned y = 0;
   for (auto [i, plan] : llvm::enumerate(mitmots))
-    for (int64_t k : op.getMitMotOutTapsAt(i))
-      writeBufferRow(rewriter, loc, yielded[y++], plan.buffer,
-                     plus(t, k - plan.lo));
+    for (int64_t k : op.getMitMotOutTapsAt(i)) {
+      Value row = yielded[y++];
+      checkRowSizes(row, plan.buffer, i);
+      writeBufferRow(rewriter, loc, row, plan.buffer, plus(t, k - plan.lo));
+    }
   SmallVector<Value> next(regs.begin(), regs.end());
   for (const OutputPlan &plan : plans) {
     Value row = yielded[y++];
+    checkRowSizes(row, plan.buffer, plan.result);
     writeBufferRow(rewriter, loc, row, plan.buffer, slotOf(plan, t));
     if (plan.scalarState) {
       // Shift register: x[t-K+1 .. t].

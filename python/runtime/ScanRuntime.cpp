@@ -59,6 +59,13 @@ void formatScanCheck(CallError &e) {
            " rows but its taps need %" PRId64,
            e.item, e.have, e.need);
     return;
+  case ScanErrorCode::RowSizeMismatch:
+    format(e,
+           "scan: result #%" PRId64 ": a step yielded a row of size %" PRId64
+           " where the result's rows have size %" PRId64
+           " (every step must yield rows of one shape, the init's for a state)",
+           e.item, e.have, e.need);
+    return;
   case ScanErrorCode::BuilderValueError:
   case ScanErrorCode::BuilderIndexError:
     // The builder formats its own messages; this one is for mlir-runner.

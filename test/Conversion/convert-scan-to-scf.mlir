@@ -189,6 +189,63 @@ func.func @until_scalar(%x0: f64, %max: f64) -> tensor<?xf64> {
   return %r : tensor<?xf64>
 }
 
+// until with a dynamic n_steps: the buffer is never sized from n_steps. It
+// starts at min(n_steps, 131072) rows (1 MiB of f64), is carried by the
+// scf.while, and a step that finds it full moves the t rows written so far
+// into a buffer of min(2 * capacity, n_steps) rows.
+
+// CHECK-LABEL: func.func @until_grows
+// CHECK-SAME:    (%[[N:[^:]*]]: index
+// CHECK:         %[[STEPS:.*]] = arith.select
+// CHECK:         %[[FIRST:.*]] = arith.minsi %[[STEPS]], %c131072
+// CHECK:         %[[BUF:.*]] = memref.alloc(%[[FIRST]])
+// CHECK:         scf.while ({{.*}}, %{{.*}} = %[[BUF]]) : (index, i1, f64, memref<?xf64>)
+// CHECK:         } do {
+// CHECK:         ^bb0(%[[T:.*]]: index, %{{.*}}: f64, %[[CUR:.*]]: memref<?xf64>):
+// CHECK:           %[[CAP:.*]] = memref.dim %[[CUR]], %c0
+// CHECK:           %[[FULL:.*]] = arith.cmpi eq, %[[T]], %[[CAP]]
+// CHECK:           %[[STEP_BUF:.*]] = scf.if %[[FULL]] -> (memref<?xf64>) {
+// CHECK:             %[[DOUBLED:.*]] = arith.addi %[[CAP]], %[[CAP]]
+// CHECK:             %[[ROWS:.*]] = arith.select %{{.*}}, %[[STEPS]], %[[DOUBLED]]
+// CHECK:             %[[NEW:.*]] = memref.alloc(%[[ROWS]])
+// CHECK:             memref.copy
+// CHECK:             scf.yield %[[NEW]]
+// CHECK:           } else {
+// CHECK:             scf.yield %[[CUR]]
+// CHECK:           memref.store %{{.*}}, %[[STEP_BUF]][%[[T]]]
+// CHECK:           scf.yield {{.*}}, %[[STEP_BUF]] :
+func.func @until_grows(%n: index, %x0: f64, %max: f64) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) until sitsot(%x0 : f64) nonsequences(%max : f64) {
+  ^bb0(%x: f64, %m: f64):
+    %two = arith.constant 2.0 : f64
+    %y = arith.mulf %x, %two : f64
+    %stop = arith.cmpf ogt, %y, %m : f64
+    scan.yield %y, %stop : f64, i1
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// A yielded row with dynamic sizes is checked against the buffer's rows
+// before it is written (code 8): the verifier only checks types, and a
+// longer row would be written past its row.
+
+// CHECK-LABEL: func.func @row_sizes_checked
+// CHECK-SAME:    (%{{.*}}: index, %[[H0:[^:]*]]: tensor<?xf64>
+// CHECK:         %[[NEED:.*]] = tensor.dim %[[H0]], %c0
+// CHECK:         scf.for
+// CHECK:           %[[HAVE:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?xf64>
+// CHECK:           %[[BAD:.*]] = arith.cmpi ne, %[[HAVE]], %[[NEED]]
+// CHECK:           scf.if %[[BAD]] {
+// CHECK:             call @__mlir_scan_fail(%c8_i64,
+// CHECK:           bufferization.materialize_in_destination
+func.func @row_sizes_checked(%n: index, %h0: tensor<?xf64>, %o: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%o : tensor<?xf64>) {
+  ^bb0(%h: tensor<?xf64>, %other: tensor<?xf64>):
+    scan.yield %other : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+
 // The run-time library's failure function is declared once per module (an
 // external function: no global error state).
 

@@ -290,6 +290,39 @@ def test_raw_ir_with_mismatched_shapes_raises_naming_the_op(call, line, what):
     assert f"(line {line}, column" in lines[0], lines
 
 
+_ROWS = """
+func.func @state(%n: index, %h0: tensor<?xf64>, %other: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%other : tensor<?xf64>) {
+  ^bb0(%h: tensor<?xf64>, %o: tensor<?xf64>):
+    scan.yield %o : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+func.func @grad(%n: index, %buf: tensor<?x?xf64>, %other: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) mitmot(%buf[0] -> [1] : tensor<?x?xf64>) nonsequences(%other : tensor<?xf64>) {
+  ^bb0(%a: tensor<?xf64>, %o: tensor<?xf64>):
+    scan.yield %o : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("call, expected", [
+    # a state yielded longer than its init: would be written past its row
+    ("p.state(3, np.zeros(2), np.arange(1000.0))", "result #0: a step yielded a row of size 1000 where "
+                                                   "the result's rows have size 2"),
+    ("p.state(3, np.zeros(5), np.arange(2.0))", "result #0: a step yielded a row of size 2 where the "
+                                                "result's rows have size 5"),
+    ("p.grad(2, np.zeros((3, 2)), np.ones(700))", "result #0: a step yielded a row of size 700"),
+])
+def test_rows_of_another_size_than_the_result_raise(call, expected):
+    lines = run_child(f"p = mlir_scan.compile({_ROWS!r})\nreport(lambda: {call})\n"
+                      "report(lambda: p.state(2, np.zeros(2), np.ones(2)))\n")
+    assert lines[0].startswith(f"RAISED ValueError: scan: {expected}"), lines
+    assert lines[1] == "RETURNED [[1.0, 1.0], [1.0, 1.0]]"
+
+
 def test_raw_ir_checks_accept_valid_programs_and_can_be_turned_off():
     p = mlir_scan.compile(_RAW)
     xs, w, h0 = np.arange(12.0).reshape(4, 3), np.array([1.0, 2.0, 3.0]), np.ones(3)

@@ -292,7 +292,10 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     need)` (declared in the module), which ends the call before any step
     runs; `mlir_scan.compile` raises it as a Python `ValueError`. (The loop
     also runs zero steps after a failed check, so nothing is read out of
-    bounds even where the failure function returns.)
+    bounds even where the failure function returns.) Inside the loop, a
+    yielded row with dynamic sizes is checked against its buffer's rows
+    before it is written (the verifier only checks types: a state yielded
+    longer than its init would be written past its row).
 
     With `until`, the number of steps taken is unknown and `n_steps` may be
     huge: each output without `keep` starts with a buffer of
