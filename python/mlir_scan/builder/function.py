@@ -167,6 +167,15 @@ class Function:
         self.ir, self._checks = self._emit()
         self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"))
         self._fn = self.program.functions["f"]
+        # Per input: dtype, rank, static sizes (None if all dynamic), the
+        # range of an integer scalar: what a value must match to need no
+        # conversion.
+        self._exact = []
+        for v in self.inputs:
+            dtype = np.dtype(v.dtype)
+            static = None if all(d is None for d in v.type.shape) else v.type.shape
+            bounds = (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)) if dtype.kind in "iu" else None
+            self._exact.append((dtype, v.ndim, static, bounds))
 
     # -- MLIR ---------------------------------------------------------------------------
     def _emit(self) -> tuple[str, list[str]]:
@@ -212,6 +221,17 @@ class Function:
             raise TypeError(f"function: expected {len(self.inputs)} argument(s), got {len(args)}")
         values = []
         for i, (v, a) in enumerate(zip(self.inputs, args)):
+            # Values that need no conversion go straight to the native call.
+            dtype, ndim, shape, bounds = self._exact[i]
+            if ndim:
+                if type(a) is np.ndarray and a.dtype == dtype and a.ndim == ndim and (
+                        shape is None or all(w is None or w == h for w, h in zip(shape, a.shape))):
+                    values.append(a)
+                    continue
+            elif (type(a) is float and dtype.kind == "f" and dtype.itemsize == 8) or (
+                    type(a) is int and bounds is not None and bounds[0] <= a <= bounds[1]):
+                values.append(a)
+                continue
             what = f"argument #{i}" + (f" ({v.name})" if v.name else "")
             array = filter_value(a, v.type, what, self._allow_downcast)
             values.append(array[()] if array.ndim == 0 else array)
