@@ -82,14 +82,17 @@ std::string toLLVM(const LoweringOptions &options) {
 constexpr llvm::StringLiteral kBufferizeForGpu =
     "func.func(buffer-loop-hoisting)";
 
-/// Bufferized functions -> host code launching kernels (scan-gpu-*).
+/// Bufferized functions -> device memory and kernels (gpu.launch).
 constexpr llvm::StringLiteral kFormKernels =
     "scan-check-lowerable,"
     "scan-gpu-device-memory,"
     "func.func(convert-linalg-to-parallel-loops,scf-parallel-loop-fusion),"
     "scan-gpu-form-kernels{mode={mode} block-size={block-size} "
     "kernel-limit={kernel-limit}},"
-    "scan-gpu-map-kernels,"
+    "scan-gpu-map-kernels";
+
+/// Kernels -> one stream of GPU operations, kernels outlined.
+constexpr llvm::StringLiteral kLaunchKernels =
     "scan-gpu-async,"
     "gpu-kernel-outlining";
 
@@ -259,13 +262,19 @@ void mlir::scan::registerScanPassesAndPipelines() {
         buildPipeline(pm, {kBufferizeInPlace, kBufferizeForGpu, kDeallocate});
       });
   registerGpuPipeline(
-      "scan-buffers-to-gpu",
-      "Turn bufferized functions into host code launching GPU kernels: "
-      "device memory, kernels in host or single-kernel mode, one stream, "
-      "kernels outlined into a gpu.module (options mode, block-size, "
-      "kernel-limit)",
+      "scan-gpu-kernels",
+      "Put the buffers of bufferized functions in device memory and their "
+      "work in kernels (gpu.launch, host or single-kernel mode; options "
+      "mode, block-size, kernel-limit)",
       [](const GpuOptions &options) -> std::vector<std::string> {
         return {withOptions(kFormKernels, options)};
+      });
+  registerGpuPipeline(
+      "scan-buffers-to-gpu",
+      "scan-gpu-kernels, then one asynchronous stream for the host's GPU "
+      "operations and the kernels outlined into gpu.module ops",
+      [](const GpuOptions &options) -> std::vector<std::string> {
+        return {withOptions(kFormKernels, options), kLaunchKernels.str()};
       });
   registerGpuPipeline(
       "scan-gpu-to-nvvm",
@@ -289,6 +298,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
                 kBufferizeForGpu.str(),
                 kDeallocate.str(),
                 withOptions(kFormKernels, options),
+                kLaunchKernels.str(),
                 withOptions(kToNVVM, options)};
       });
 }

@@ -80,8 +80,9 @@ bool mayBeWritten(Value memref) {
       // Copies out of the buffer, and the copy-in that fills it.
       if (isa<gpu::MemcpyOp>(user))
         continue;
+      // Region ops without their own effects (scf.if, scf.for...): unknown.
       auto iface = dyn_cast<MemoryEffectOpInterface>(user);
-      if (!iface || user->getNumRegions() != 0)
+      if (!iface)
         return true;
       SmallVector<MemoryEffects::EffectInstance> effects;
       iface.getEffects(effects);

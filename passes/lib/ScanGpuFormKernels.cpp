@@ -67,6 +67,15 @@ Value constIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+/// Whether values of `type` fit a cell of the arena.
+bool fitsCell(Type type) {
+  if (type.isIndex())
+    return true;
+  if (isa<IntegerType, FloatType>(type))
+    return type.getIntOrFloatBitWidth() <= 64;
+  return false;
+}
+
 /// The number of iterations of `par` (all dimensions), if static.
 std::optional<int64_t> staticIterations(scf::ParallelOp par) {
   int64_t total = 1;
@@ -248,6 +257,7 @@ private:
   void placeAll();
   void placeBlock(Block &block);
   Place decide(Operation *op);
+  Place placePure(Operation *op) const;
   Place placeOf(Operation *op) const {
     auto it = places.find(op);
     return it == places.end() ? Place::Serial : it->second;
@@ -410,7 +420,23 @@ bool KernelFormer::operandsOnHost(Operation *op) const {
   return llvm::all_of(above, [&](Value v) { return onHost(v); });
 }
 
+/// A pure op runs on the host when the host knows its operands, else on the
+/// device, except when its results cannot pass through a cell (a view with a
+/// size or offset the device computed): the host then reads the operands
+/// back and computes it.
+Place KernelFormer::placePure(Operation *op) const {
+  if (operandsOnHost(op))
+    return Place::HostPure;
+  if (llvm::all_of(op->getResultTypes(), fitsCell))
+    return Place::Serial;
+  return Place::Host;
+}
+
 Place KernelFormer::decide(Operation *op) {
+  // Terminators of host blocks stay where they are (the host reads back
+  // what they need).
+  if (op->hasTrait<OpTrait::IsTerminator>())
+    return Place::Host;
   if (isa<scf::ParallelOp>(op))
     return Place::Grid;
   if (op->getNumRegions() == 0) {
@@ -419,13 +445,13 @@ Place KernelFormer::decide(Operation *op) {
     if (isHostOnly(op))
       return Place::Host;
     if (isMemoryEffectFree(op))
-      return operandsOnHost(op) ? Place::HostPure : Place::Serial;
+      return placePure(op);
     return Place::Serial;
   }
   if (containsHostOnly(op))
     return Place::Control;
   if (isMemoryEffectFree(op))
-    return operandsOnHost(op) ? Place::HostPure : Place::Serial;
+    return placePure(op);
   // Work that needs no device memory (a run-time check) stays on the host.
   if (!touchesDevice(op))
     return operandsOnHost(op) ? Place::Control : Place::Serial;
@@ -500,15 +526,6 @@ bool KernelFormer::findDeviceSlots() {
 // Device-computed iteration values of host loops go through cells
 //===----------------------------------------------------------------------===//
 
-/// Whether values of `type` fit a cell of the arena.
-bool fitsCell(Type type) {
-  if (type.isIndex())
-    return true;
-  if (isa<IntegerType, FloatType>(type))
-    return type.getIntOrFloatBitWidth() <= 64;
-  return false;
-}
-
 /// Fails for a slot that cannot live in a cell.
 LogicalResult checkCellType(Operation *op, Value slot) {
   if (fitsCell(slot.getType()))
@@ -518,6 +535,15 @@ LogicalResult checkCellType(Operation *op, Value slot) {
                          << slot.getType()
                          << " that the host carries through this op; only "
                             "scalars can be passed between kernels";
+}
+
+/// Replaces each use of `value` by a load of `cell` right before its user,
+/// so the load joins the user's kernel.
+void loadAtUses(Value value, Value cell) {
+  for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+    OpBuilder b(use.getOwner());
+    use.set(CellArena::load(b, value.getLoc(), cell, value.getType()));
+  }
 }
 
 LogicalResult KernelFormer::demoteFor(scf::ForOp loop) {
@@ -538,8 +564,7 @@ LogicalResult KernelFormer::demoteFor(scf::ForOp loop) {
     Value cell = cells.deviceCell(arg.getType());
     cellFor[k] = cell;
     CellArena::store(b, loc, loop.getInitArgs()[k], cell);
-    OpBuilder inBody(body, body->begin());
-    arg.replaceAllUsesWith(CellArena::load(inBody, loc, cell, arg.getType()));
+    loadAtUses(arg, cell);
     OpBuilder atYield(yield);
     CellArena::store(atYield, loc, yield.getOperand(k), cell);
   }
@@ -570,8 +595,7 @@ LogicalResult KernelFormer::demoteFor(scf::ForOp loop) {
   for (unsigned k = 0; k < loop.getNumResults(); ++k) {
     Value result = loop.getResult(k);
     if (cellFor.count(k))
-      result.replaceAllUsesWith(
-          CellArena::load(b, loc, cellFor[k], result.getType()));
+      loadAtUses(result, cellFor[k]);
     else
       result.replaceAllUsesWith(newLoop.getResult(next++));
   }
@@ -595,9 +619,7 @@ LogicalResult KernelFormer::demoteWhile(scf::WhileOp loop) {
       return failure();
     Value cell = iterCell[k] = cells.deviceCell(arg.getType());
     CellArena::store(b, loc, loop.getInits()[k], cell);
-    OpBuilder inBefore(before, before->begin());
-    arg.replaceAllUsesWith(
-        CellArena::load(inBefore, loc, cell, arg.getType()));
+    loadAtUses(arg, cell);
     OpBuilder atYield(yield);
     CellArena::store(atYield, loc, yield.getOperand(k), cell);
   }
@@ -610,8 +632,7 @@ LogicalResult KernelFormer::demoteWhile(scf::WhileOp loop) {
     Value cell = fwdCell[j] = cells.deviceCell(arg.getType());
     OpBuilder atCond(cond);
     CellArena::store(atCond, loc, cond.getArgs()[j], cell);
-    OpBuilder inAfter(after, after->begin());
-    arg.replaceAllUsesWith(CellArena::load(inAfter, loc, cell, arg.getType()));
+    loadAtUses(arg, cell);
   }
   SmallVector<Value> inits;
   SmallVector<Type> resultTypes;
@@ -654,8 +675,7 @@ LogicalResult KernelFormer::demoteWhile(scf::WhileOp loop) {
   for (unsigned j = 0; j < numFwd; ++j) {
     Value result = loop.getResult(j);
     if (fwdCell.count(j))
-      result.replaceAllUsesWith(
-          CellArena::load(b, loc, fwdCell[j], result.getType()));
+      loadAtUses(result, fwdCell[j]);
     else
       result.replaceAllUsesWith(newLoop.getResult(next++));
   }
@@ -702,8 +722,7 @@ LogicalResult KernelFormer::demoteIf(scf::IfOp ifOp) {
   for (unsigned r = 0; r < ifOp.getNumResults(); ++r) {
     Value result = ifOp.getResult(r);
     if (cellFor.count(r))
-      result.replaceAllUsesWith(
-          CellArena::load(b, loc, cellFor[r], result.getType()));
+      loadAtUses(result, cellFor[r]);
     else
       result.replaceAllUsesWith(newIf.getResult(next++));
   }

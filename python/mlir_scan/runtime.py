@@ -352,6 +352,13 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(dicts)
 
 
+def _rewrites(optimize: bool | str) -> str:
+    """The rewrite pipeline of the "optimized" stage."""
+    if isinstance(optimize, str):
+        return optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
+    return _OPTIMIZE if optimize else ""
+
+
 _thread_state = threading.local()
 _COMPILES_PER_CONTEXT = 64
 
@@ -416,6 +423,13 @@ class Program:
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True):
+        steps = [("optimized", _rewrites(optimize)), ("scf", _TO_SCF), ("bufferized", _BUFFERIZE),
+                 ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
+        module = self._compile(source, steps)
+        self._load(module, opt_level)
+
+    def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]]) -> ir.Module:
+        """Parses `source` and runs the (stage, pipeline) `steps`, keeping each stage's IR."""
         _registration.register_passes()
         self._context = _compile_context()
         text = str(source) if isinstance(source, ir.Module) else source
@@ -426,13 +440,6 @@ class Program:
             module = ir.Module.parse(text)
             self._functions = self._collect_functions(module)
             self._stages["input"] = str(module)
-            if isinstance(optimize, str):
-                rewrites = optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
-            else:
-                rewrites = _OPTIMIZE if optimize else ""
-            steps = [("optimized", rewrites), ("scf", _TO_SCF),
-                     ("bufferized", _BUFFERIZE),
-                     ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
             for stage, pipeline in steps:
                 if pipeline:
                     if stage == "optimized":
@@ -446,7 +453,13 @@ class Program:
                 if stage == "llvm":
                     _compile_once(module)
                 self._stages[stage] = str(module)
-            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)
+        return module
+
+    def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = ()) -> None:
+        """JIT-compiles the lowered `module` and binds the public functions."""
+        with self._context:
+            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level,
+                                                            shared_libs=list(shared_libs))
         # Before the first lookup, which compiles: the program's malloc/free
         # are the caching allocator (python/capi/ScanAllocator.cpp).
         capi = _registration.capi()
@@ -513,7 +526,7 @@ class Program:
 
 
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
-            vectorize: bool = True) -> Program:
+            vectorize: bool = True, target: str = "cpu", **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -523,5 +536,16 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     ``opt_level`` is LLVM's optimization level (0-3). ``vectorize=False`` leaves
     the inner loops of linalg ops to LLVM's loop vectorizer instead of
     ``scan-vectorize-linalg-loops`` (for comparing results and speed).
+
+    ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
+    options ``chip``, ``mode``, ``format``, ``emulate``).
     """
+    if target == "cuda":
+        from .cuda import CudaProgram
+
+        return CudaProgram(source, optimize=optimize, opt_level=opt_level, **cuda_options)
+    if target != "cpu":
+        raise ValueError(f"compile: target must be 'cpu' or 'cuda', not {target!r}")
+    if cuda_options:
+        raise TypeError(f"compile: {', '.join(sorted(cuda_options))} only apply to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize)

@@ -642,4 +642,30 @@ def ScanGpuAsync : Pass<"scan-gpu-async", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect"];
 }
 
+def ScanGpuEmulate : Pass<"scan-gpu-emulate", "::mlir::ModuleOp"> {
+  let summary = "Turn the kernels of scan-gpu-map-kernels into host loops (run the GPU program on the CPU)";
+  let description = [{
+    A testing aid for machines without a GPU: after `scan-gpu-map-kernels`
+    (before `scan-gpu-async`), device memory becomes host memory
+    (`gpu.alloc` / `gpu.dealloc` / `gpu.memcpy` / `gpu.memset` become
+    `memref.alloc` / `memref.dealloc` / `memref.copy` / `linalg.fill`) and
+    each `gpu.launch` becomes loops over its blocks and threads:
+
+    * serial and grid kernels run every thread, one after the other (they
+      have no barriers: any order is a valid schedule);
+    * a block kernel runs one thread (`blockDim.x = 1`). Its code is uniform
+      between barriers (every thread computes the same values, thread 0
+      makes the serial writes, the parallel loops stride by `blockDim.x`),
+      so one thread running every iteration in order is the lockstep
+      schedule of the whole block. Barriers are dropped.
+
+    `scan-buffers-to-llvm` then compiles the result for the CPU.
+    `mlir_scan.compile(source, target="cuda", emulate=True)` runs programs
+    this way: the differential tests check the GPU lowering's cells,
+    read-backs, error words and kernel mapping against the reference
+    interpreter. Races between threads of a block are not exercised.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 #endif // SCAN_PASSES_TD
