@@ -83,7 +83,8 @@ bool StreamThreader::needsHostWait(Operation *op) {
         SmallVector<MemoryEffects::EffectInstance> effects;
         iface.getEffects(effects);
         for (const MemoryEffects::EffectInstance &e : effects) {
-          if (!e.getValue() || !isa<BaseMemRefType>(e.getValue().getType()))
+          if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()) ||
+              !e.getValue() || !isa<BaseMemRefType>(e.getValue().getType()))
             continue;
           SmallVector<Value> roots;
           collectMemoryRoots(e.getValue(), roots);

@@ -277,6 +277,7 @@ private:
 
   // Rewriting.
   LogicalResult demote(Operation *op);
+  void loadAtUses(Value value, Value cell);
   LogicalResult demoteFor(scf::ForOp loop);
   LogicalResult demoteWhile(scf::WhileOp loop);
   LogicalResult demoteIf(scf::IfOp ifOp);
@@ -297,8 +298,9 @@ private:
   /// device computes: they are passed through cells instead.
   llvm::SetVector<Value> deviceSlots;
   SmallVector<Operation *> controlOps;
-  /// Device cells of values that leave their kernel.
-  DenseMap<Value, Value> cellOf;
+  /// Device cells of values that leave their kernel, and the host's copy of
+  /// those the host uses.
+  DenseMap<Value, Value> cellOf, readBack;
   /// Callees of the error reports recorded on the device.
   llvm::SetVector<StringAttr> deviceCallees;
 };
@@ -538,11 +540,20 @@ LogicalResult checkCellType(Operation *op, Value slot) {
 }
 
 /// Replaces each use of `value` by a load of `cell` right before its user,
-/// so the load joins the user's kernel.
-void loadAtUses(Value value, Value cell) {
+/// so the load joins the user's kernel; a host op (a return, a call) gets
+/// the cell read back instead.
+void KernelFormer::loadAtUses(Value value, Value cell) {
   for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
-    OpBuilder b(use.getOwner());
-    use.set(CellArena::load(b, value.getLoc(), cell, value.getType()));
+    Operation *user = use.getOwner();
+    OpBuilder b(user);
+    Location loc = value.getLoc();
+    if (places.count(user) && placeOf(user) == Place::Host) {
+      Value hostCell = cells.hostCell(value.getType());
+      gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), hostCell, cell);
+      use.set(CellArena::load(b, loc, hostCell, value.getType()));
+      continue;
+    }
+    use.set(CellArena::load(b, loc, cell, value.getType()));
   }
 }
 
@@ -853,15 +864,22 @@ LogicalResult KernelFormer::passEscapingValues(gpu::LaunchOp launch) {
       b.setInsertionPointAfterValue(value);
       CellArena::store(b, value.getLoc(), value, cell);
     }
-    OpBuilder b(user);
     if (user->getParentOfType<gpu::LaunchOp>()) {
+      OpBuilder b(user);
       use->set(CellArena::load(b, loc, cell, type));
       continue;
     }
-    // The host needs the value: read the cell back.
-    Value hostCell = cells.hostCell(type);
-    gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), hostCell, cell);
-    use->set(CellArena::load(b, loc, hostCell, type));
+    // The host needs the value: read the cell back once, after the kernel
+    // (every use of the value comes after it).
+    Value &onHost = readBack[value];
+    if (!onHost) {
+      OpBuilder b(launch->getContext());
+      b.setInsertionPointAfter(launch);
+      Value hostCell = cells.hostCell(type);
+      gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), hostCell, cell);
+      onHost = CellArena::load(b, loc, hostCell, type);
+    }
+    use->set(onHost);
   }
   return success();
 }
@@ -993,13 +1011,13 @@ struct ScanGpuFormKernelsPass
     else if (mode == "kernel")
       parsed = Mode::Kernel;
     else {
-      getOperation().emitError()
+      emitError(getOperation().getLoc())
           << "scan-gpu-form-kernels: mode must be auto, host or kernel, not '"
           << mode << "'";
       return signalPassFailure();
     }
     if (blockSize < 1 || blockSize > kMaxBlockThreads) {
-      getOperation().emitError()
+      emitError(getOperation().getLoc())
           << "scan-gpu-form-kernels: block-size must be in [1, 1024]";
       return signalPassFailure();
     }
