@@ -8,6 +8,12 @@
 // before a return. Upstream gpu-async-region instead waits at the end of
 // every block, i.e. once per step of a host loop.
 //
+// The waits are calls of the CUDA runtime wrappers' mgpuStreamSynchronize
+// (and mgpuStreamDestroy at the return) on the stream the token lowers to:
+// gpu-to-llvm maps an asynchronous op's token to the stream of its single
+// dependency, but lowers `gpu.wait` of a token that reached it through
+// control flow (a loop's iteration value) as a wait for an *event*.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Scan/GpuSupport.h"
@@ -15,6 +21,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -54,6 +61,8 @@ private:
                                ValueRange())
         .getAsyncToken();
   }
+  /// Calls the runtime wrapper `name(stream)` on the stream of `token`.
+  void callOnStream(Location loc, llvm::StringRef name, Value token);
   bool containsGpuOps(Operation *op) {
     return op->walk([](Operation *nested) {
                 return isHostGpuOp(nested) ? WalkResult::interrupt()
@@ -94,6 +103,22 @@ bool StreamThreader::needsHostWait(Operation *op) {
         return WalkResult::advance();
       })
       .wasInterrupted();
+}
+
+void StreamThreader::callOnStream(Location loc, llvm::StringRef name,
+                                  Value token) {
+  auto module = func->getParentOfType<ModuleOp>();
+  auto ptr = LLVM::LLVMPointerType::get(rewriter.getContext());
+  auto type = LLVM::LLVMFunctionType::get(
+      LLVM::LLVMVoidType::get(rewriter.getContext()), {ptr});
+  if (!module.lookupSymbol(name)) {
+    OpBuilder atEnd = OpBuilder::atBlockEnd(module.getBody());
+    LLVM::LLVMFuncOp::create(atEnd, loc, name, type);
+  }
+  Value stream =
+      UnrealizedConversionCastOp::create(rewriter, loc, ptr, token).getResult(
+          0);
+  LLVM::CallOp::create(rewriter, loc, type, name, ValueRange{stream});
 }
 
 Value StreamThreader::makeAsync(Operation *op, Value token) {
@@ -144,8 +169,9 @@ Value StreamThreader::threadBlock(Block &block, Value token) {
     }
     if (token && needsHostWait(&op)) {
       rewriter.setInsertionPoint(&op);
-      gpu::WaitOp::create(rewriter, op.getLoc(), Type(), ValueRange{token});
-      token = Value();
+      callOnStream(op.getLoc(), "mgpuStreamSynchronize", token);
+      if (isa<func::ReturnOp>(op))
+        callOnStream(op.getLoc(), "mgpuStreamDestroy", token);
     }
   }
   return token;

@@ -268,10 +268,21 @@ LogicalResult DeviceMemory::copyResults(func::ReturnOp ret) {
                              << value.getType()
                              << "; only the identity layout is supported";
     auto type = cast<MemRefType>(value.getType());
-    Value host = memref::AllocOp::create(b, loc, type,
-                                         dynamicSizes(b, loc, value))
-                     .getResult();
-    gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, value);
+    SmallVector<Value> sizes = dynamicSizes(b, loc, value);
+    Value host = memref::AllocOp::create(b, loc, type, sizes).getResult();
+    // gpu.memcpy lowers for identity layouts only, and the lowering folds a
+    // memref.cast into it: a view (rows of a larger buffer) goes through a
+    // contiguous device buffer first.
+    Value source = value;
+    if (!value.getDefiningOp<gpu::AllocOp>()) {
+      source = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(), sizes,
+                                    ValueRange(), false)
+                   .getMemref();
+      linalg::CopyOp::create(b, loc, value, source);
+    }
+    gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, source);
+    if (source != value)
+      gpu::DeallocOp::create(b, loc, Type(), ValueRange(), source);
     operand.set(host);
     // The returned device buffer is not needed any more.
     SmallVector<Value> roots;

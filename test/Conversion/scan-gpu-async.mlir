@@ -1,24 +1,29 @@
 // RUN: scan-opt %s --split-input-file --scan-gpu-async | FileCheck %s
 
 // One stream: each GPU op depends on the previous one, the token is carried
-// through the host loop (no wait in the loop), and the host waits only
-// before it reads what a copy wrote, and before the return.
+// through the host loop (no wait in the loop), and the host waits for the
+// stream (mgpuStreamSynchronize on the stream the token lowers to) only
+// before it reads what a copy wrote, and before the return, where the
+// stream is destroyed.
 // CHECK-LABEL: func.func @chain
 // CHECK: %[[S:.*]] = gpu.wait async
 // CHECK-NEXT: %[[D:.*]], %[[T0:.*]] = gpu.alloc async [%[[S]]] ()
 // CHECK-NEXT: %[[T1:.*]] = gpu.memcpy async [%[[T0]]] %[[D]]
 // CHECK-NEXT: %[[T2:.*]] = scf.for {{.*}} iter_args(%[[TI:.*]] = %[[T1]]) -> (!gpu.async.token) {
 // CHECK-NEXT: %[[TL:.*]] = gpu.launch async [%[[TI]]]
-// CHECK-NOT: gpu.wait
+// CHECK-NOT: mgpuStreamSynchronize
 // CHECK: scf.yield %[[TL]] : !gpu.async.token
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[H:.*]] = memref.alloca()
 // CHECK-NEXT: %[[T3:.*]] = gpu.memcpy async [%[[T2]]] %[[H]], %[[D]]
-// CHECK-NEXT: gpu.wait [%[[T3]]]
+// CHECK-NEXT: %[[P3:.*]] = builtin.unrealized_conversion_cast %[[T3]] : !gpu.async.token to !llvm.ptr
+// CHECK-NEXT: llvm.call @mgpuStreamSynchronize(%[[P3]])
 // CHECK-NEXT: %[[R:.*]] = memref.load %[[H]]
-// CHECK-NEXT: %[[S2:.*]] = gpu.wait async
-// CHECK-NEXT: %[[T4:.*]] = gpu.dealloc async [%[[S2]]] %[[D]]
-// CHECK-NEXT: gpu.wait [%[[T4]]]
+// CHECK-NEXT: %[[T4:.*]] = gpu.dealloc async [%[[T3]]] %[[D]]
+// CHECK-NEXT: %[[P4:.*]] = builtin.unrealized_conversion_cast %[[T4]]
+// CHECK-NEXT: llvm.call @mgpuStreamSynchronize(%[[P4]])
+// CHECK-NEXT: %[[P5:.*]] = builtin.unrealized_conversion_cast %[[T4]]
+// CHECK-NEXT: llvm.call @mgpuStreamDestroy(%[[P5]])
 // CHECK-NEXT: return %[[R]]
 func.func @chain(%n: index, %x: memref<8xf32>) -> f32 {
   %c0 = arith.constant 0 : index
@@ -44,16 +49,15 @@ func.func @chain(%n: index, %x: memref<8xf32>) -> f32 {
 // -----
 
 // scf.while: the token is an extra value of both regions; a host-mode
-// `until` reads its flag back in the condition region, where the stream
-// ends (a blocking wait) and a new one starts. scf.if yields its branch's
-// token.
+// `until` reads its flag back in the condition region, after a wait for the
+// stream, which goes on. scf.if yields its branch's token.
 // CHECK-LABEL: func.func @until
 // CHECK: %[[W:.*]]:2 = scf.while (%{{.*}} = %{{.*}}, %[[TB:.*]] = %{{.*}}) : (index, !gpu.async.token) -> (index, !gpu.async.token)
 // CHECK: %[[TC:.*]] = gpu.memcpy async [%[[TB]]]
-// CHECK-NEXT: gpu.wait [%[[TC]]]
+// CHECK-NEXT: %[[PC:.*]] = builtin.unrealized_conversion_cast %[[TC]]
+// CHECK-NEXT: llvm.call @mgpuStreamSynchronize(%[[PC]])
 // CHECK-NEXT: memref.load
-// CHECK: %[[NEW:.*]] = gpu.wait async
-// CHECK-NEXT: scf.condition(%{{.*}}) %{{.*}}, %[[NEW]] : index, !gpu.async.token
+// CHECK: scf.condition(%{{.*}}) %{{.*}}, %[[TC]] : index, !gpu.async.token
 // CHECK: } do {
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %[[TA:.*]]: !gpu.async.token):
 // CHECK: %[[TIF:.*]] = scf.if %{{.*}} -> (!gpu.async.token) {

@@ -24,7 +24,7 @@
 // HOST-NOT: gpu.memcpy
 // HOST: scf.yield %{{.*}} : !gpu.async.token
 // HOST-NEXT: }
-// HOST: gpu.wait
+// HOST: llvm.call @mgpuStreamSynchronize
 // HOST: return
 //
 // Kernel mode: no loop on the host; one kernel of one block of 32 threads
@@ -83,7 +83,7 @@ func.func @rnn(%xs: tensor<?x4xf32>, %h0: tensor<8xf32>, %W: tensor<8x8xf32>,
 // HOST: scf.while
 // HOST: gpu.launch_func async
 // HOST: gpu.memcpy async
-// HOST: gpu.wait [
+// HOST: llvm.call @mgpuStreamSynchronize
 // HOST: scf.condition
 //
 // Kernel mode: the scf.while runs in the kernel; the host reads the number

@@ -523,6 +523,9 @@ def ScanGpuDeviceMemory : Pass<"scan-gpu-device-memory", "::mlir::ModuleOp"> {
     * each returned memref (identity layout, rooted in the function's own
       allocations: run `scan-own-public-results` before) is copied into a
       new host buffer, which is returned, and its device buffer is freed.
+      A result that is a view (the rows an `until` scan ran, of a buffer
+      sized for all steps) is first copied into a contiguous device buffer
+      (`gpu.memcpy` lowers for whole buffers only).
 
     Afterwards, device memory is exactly the memory rooted in `gpu.alloc`
     results: the later GPU passes tell host and device work apart by that.
@@ -628,18 +631,24 @@ def ScanGpuAsync : Pass<"scan-gpu-async", "::mlir::ModuleOp"> {
   let description = [{
     Makes every `gpu.alloc`, `gpu.dealloc`, `gpu.memcpy`, `gpu.memset` and
     `gpu.launch` of host code asynchronous, each depending on the previous
-    one (one chain of `!gpu.async.token`, which `gpu-to-llvm` lowers to one
-    CUDA stream). The chain is threaded through `scf.for` and `scf.while`
-    (an extra iteration value) and `scf.if` (an extra result), so a host
-    loop launches its steps' kernels without waiting for them. The host
-    waits (a blocking `gpu.wait`, which ends the stream; the next GPU op
-    starts a new one) only before it reads or writes host memory that a
-    `gpu.memcpy` wrote, and before a return.
+    one: one chain of `!gpu.async.token` (one CUDA stream after
+    `gpu-to-llvm`, which lowers an asynchronous op's token to the stream of
+    its dependency). The chain is threaded through `scf.for` and `scf.while`
+    (an extra iteration value) and `scf.if` (an extra result), so a host loop
+    launches its steps' kernels without waiting for them.
 
-    Upstream `gpu-async-region` would wait at the end of every block (every
-    step of a host loop) and does not handle structured control flow.
+    The host waits for the stream only where it must: before it reads or
+    writes host memory that a `gpu.memcpy` wrote (a value read back, the
+    results), and before a return, where the stream is also destroyed. A
+    wait is a call of the CUDA runtime wrapper `mgpuStreamSynchronize` on
+    the stream (`mgpuStreamDestroy` at the return): `gpu-to-llvm` lowers a
+    `gpu.wait` of a token that reached it through control flow as a wait for
+    an event, which a stream is not.
+
+    Upstream `gpu-async-region` would instead wait at the end of every block
+    (every step of a host loop).
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"];
 }
 
 def ScanGpuEmulate : Pass<"scan-gpu-emulate", "::mlir::ModuleOp"> {
