@@ -94,7 +94,8 @@ constexpr llvm::StringLiteral kFormKernels =
 /// Kernels -> one stream of GPU operations, kernels outlined.
 constexpr llvm::StringLiteral kLaunchKernels =
     "scan-gpu-async,"
-    "gpu-kernel-outlining";
+    "gpu-kernel-outlining,"
+    "scan-gpu-kernel-bounds";
 
 /// Outlined kernels -> NVVM -> PTX (gpu.binary), host -> LLVM dialect.
 constexpr llvm::StringLiteral kToNVVM =

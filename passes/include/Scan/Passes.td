@@ -651,6 +651,20 @@ def ScanGpuAsync : Pass<"scan-gpu-async", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"];
 }
 
+def ScanGpuKernelBounds : Pass<"scan-gpu-kernel-bounds", "::mlir::ModuleOp"> {
+  let summary = "Tell ptxas that single-block kernels are alone on the GPU";
+  let description = [{
+    Runs after `gpu-kernel-outlining`. A kernel whose launches are one block
+    (`known_grid_size` 1x1x1: a block kernel running a whole time loop, or a
+    serial kernel) gets `nvvm.minctasm = 1` (`.minnctapersm 1` in the PTX):
+    ptxas may then give each thread as many registers as it needs instead of
+    sizing them for many resident blocks. Without it, ptxas for sm_90 limits
+    the block kernel of the W5 RNN (f64, hidden size 128, 128 threads) to 32
+    registers and spills; with it, 48 registers and no spill.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def ScanGpuEmulate : Pass<"scan-gpu-emulate", "::mlir::ModuleOp"> {
   let summary = "Turn the kernels of scan-gpu-map-kernels into host loops (run the GPU program on the CPU)";
   let description = [{
