@@ -99,6 +99,9 @@ constexpr llvm::StringLiteral kLaunchKernels =
 
 /// Outlined kernels -> NVVM -> PTX (gpu.binary), host -> LLVM dialect.
 constexpr llvm::StringLiteral kToNVVM =
+    // Also here: scan-gpu-to-nvvm may be given IR that did not come through
+    // scan-gpu-kernels.
+    "scan-check-lowerable,"
     "convert-scf-to-cf,"
     "expand-strided-metadata,lower-affine,"
     // PTX 8.0: sm_90 needs it (the default PTX 6.0 makes LLVM abort).

@@ -36,7 +36,7 @@
 // KERNEL-NOT: scf.for
 // KERNEL: return
 // KERNEL: gpu.module @[[K]]
-// KERNEL: gpu.func @rnn_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 1, 1, 1>}
+// KERNEL: gpu.func @rnn_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 1, 1, 1>, nvvm.minctasm = 1 : i32}
 // KERNEL: %[[TX:.*]] = gpu.thread_id x
 // KERNEL: %[[BX:.*]] = gpu.block_dim x
 // KERNEL: scf.for

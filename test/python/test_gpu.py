@@ -348,6 +348,29 @@ def test_run_time_errors_emulated(worker, mode):
     np.testing.assert_allclose(status[1][0], [3.0, 12.0])
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_builder_check_inside_a_kernel_emulated(mode):
+    """The Python builder's index check in a scan body runs in a kernel: the
+    report goes through the device error word to the builder's host function,
+    with the CPU path's arguments."""
+    import ctypes
+
+    import mlir_scan as theano
+    from mlir_scan import tensor as T
+
+    v, idx = T.vector("v"), T.lvector("idx")
+    res, _ = theano.scan(lambda i, vv: vv[i] * 2.0, sequences=idx, non_sequences=v)
+    f = theano.function([idx, v], res)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 3"):
+        f(np.array([0, 5]), np.array([1.0, 2.0, 3.0]))
+    program = mlir_scan.compile(f.ir, target="cuda", mode=mode, emulate=True)
+    assert "memref<5xi64>" in program.ir("gpu")  # the device error word
+    word = (ctypes.c_int64 * 4).from_address(program._lookup("__mlir_scan_builder_error"))
+    program.f(np.array([0, 5]), np.array([1.0, 2.0, 3.0]))
+    assert list(word) == [2, 0, 5, 3]  # [code, check, have, need], as on the CPU
+    np.testing.assert_array_equal(program.f(np.array([2, 0]), np.array([1.0, 2.0, 3.0])), [6.0, 2.0])
+
+
 _NEGATIVE_STEPS = """
 func.func @f(%n: index, %xs: tensor<3xf64>) -> tensor<?xf64> {
   %z = arith.constant 0.0 : f64
