@@ -480,10 +480,13 @@ def test_modes_differ_where_they_should():
 
 
 @needs_ptxas
-def test_cubin_format_needs_ptxas_and_keeps_the_ptx_stage():
+def test_cubin_and_fatbin_formats_keep_the_ptx_stage():
     program = mlir_scan.compile(RNN, target="cuda", chip="sm_90", format="bin")
     assert ".target sm_90" in program.ir("ptx")
     assert 'bin = "\\7FELF' in program.ir("llvm")  # a cubin (ELF), made by ptxas
+    program = mlir_scan.compile(RNN, target="cuda", chip="sm_90", format="fatbin")
+    assert ".target sm_90" in program.ir("ptx")
+    assert '"P\\EDU\\BA' in program.ir("llvm")  # the fatbin magic 0xBA55ED50
 
 
 def test_calling_without_a_device_raises():
