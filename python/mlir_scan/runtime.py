@@ -369,6 +369,21 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(dicts)
 
 
+def _check_options(optimize: Any, opt_level: Any) -> None:
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+        raise ValueError(f"compile: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    if not isinstance(optimize, (bool, str)):
+        raise TypeError(f"compile: optimize must be a bool or a pass pipeline string, "
+                        f"got {type(optimize).__name__}")
+
+
+def _rewrites(optimize: bool | str) -> str:
+    """The rewrite pipeline of the "optimized" stage."""
+    if isinstance(optimize, str):
+        return optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
+    return _OPTIMIZE if optimize else ""
+
+
 _thread_state = threading.local()
 _COMPILES_PER_CONTEXT = 64
 
@@ -477,11 +492,15 @@ class Program:
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True):
-        if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
-            raise ValueError(f"compile: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
-        if not isinstance(optimize, (bool, str)):
-            raise TypeError(f"compile: optimize must be a bool or a pass pipeline string, "
-                            f"got {type(optimize).__name__}")
+        _check_options(optimize, opt_level)
+        steps = [("optimized", _rewrites(optimize)), ("scf", (_VERIFY if checks else "") + _TO_SCF),
+                 ("bufferized", _BUFFERIZE),
+                 ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
+        module = self._compile(source, steps)
+        self._load(module, opt_level)
+
+    def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]]) -> ir.Module:
+        """Parses `source` and runs the (stage, pipeline) `steps`, keeping each stage's IR."""
         _registration.register_passes()
         self._context = _compile_context()
         text = str(source) if isinstance(source, ir.Module) else source
@@ -493,13 +512,6 @@ class Program:
             module = ir.Module.parse(text)
             self._functions = self._collect_functions(module)
             self._stages["input"] = str(module)
-            if isinstance(optimize, str):
-                rewrites = optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
-            else:
-                rewrites = _OPTIMIZE if optimize else ""
-            steps = [("optimized", rewrites), ("scf", (_VERIFY if checks else "") + _TO_SCF),
-                     ("bufferized", _BUFFERIZE),
-                     ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
             for stage, pipeline in steps:
                 if pipeline:
                     if stage == "optimized":
@@ -514,7 +526,13 @@ class Program:
                     _compile_once(module)
                     _check_external_symbols(module)
                 self._stages[stage] = str(module)
-            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)
+        return module
+
+    def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = ()) -> None:
+        """JIT-compiles the lowered `module` and binds the public functions."""
+        with self._context:
+            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level,
+                                                            shared_libs=list(shared_libs))
         # Before the first lookup, which compiles: allocation, failures and
         # copies come from the run-time library (python/runtime/).
         for symbol, address in _RUNTIME_SYMBOLS.items():
@@ -566,7 +584,8 @@ class Program:
 
 
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
-            vectorize: bool = True, checks: bool = True) -> Program:
+            vectorize: bool = True, checks: bool = True, target: str = "cpu",
+            **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -580,5 +599,16 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     own ops (``scan-runtime-verification``: mismatched dynamic sizes,
     out-of-bounds indices), for IR known to be correct; the scans' own checks
     and the allocation checks always stay.
+
+    ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
+    options ``chip``, ``mode``, ``format``, ``emulate``).
     """
+    if target == "cuda":
+        from .cuda import CudaProgram
+
+        return CudaProgram(source, optimize=optimize, opt_level=opt_level, **cuda_options)
+    if target != "cpu":
+        raise ValueError(f"compile: target must be 'cpu' or 'cuda', not {target!r}")
+    if cuda_options:
+        raise TypeError(f"compile: {', '.join(sorted(cuda_options))} only apply to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks)

@@ -258,8 +258,16 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
     return nullptr;
   }
   if (!fn->packed) {
-    PyErr_SetString(PyExc_RuntimeError, "mlir_scan: the function is not bound yet");
-    return nullptr;
+    // Bound on first use (a program whose engine is created lazily, e.g. for
+    // a GPU): `_bind` binds or raises why it cannot.
+    PyObject *bound = PyObject_CallMethod(self, "_bind", nullptr);
+    if (!bound)
+      return nullptr;
+    Py_DECREF(bound);
+    if (!fn->packed) {
+      PyErr_SetString(PyExc_RuntimeError, "mlir_scan: the function could not be bound");
+      return nullptr;
+    }
   }
   if (nargs != static_cast<Py_ssize_t>(argSlots.size())) {
     PyErr_Format(PyExc_TypeError, "%S takes %zd arguments, got %zd", self,

@@ -41,17 +41,17 @@ from .sharedvar import SharedVariable, filter_value
 
 __all__ = ["function", "Function"]
 
-_CACHE: "OrderedDict[tuple[str, bool], Any]" = OrderedDict()
+_CACHE: "OrderedDict[tuple[str, bool, str], Any]" = OrderedDict()
 _CACHE_SIZE = 64
 
 
-def _compile(text: str, optimize: bool):
+def _compile(text: str, optimize: bool, target: str = "cpu"):
     """Compiles `text`, reusing the program of an identical module (Theano's compile cache)."""
-    key = (text, optimize)
+    key = (text, optimize, target)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    program = compile_mlir(text, optimize=optimize)
+    program = compile_mlir(text, optimize=optimize, target=target)
     _CACHE[key] = program
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -76,7 +76,8 @@ class Function:
     """A compiled function (see :func:`function`)."""
 
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, name=None,
-                 allow_input_downcast=None, on_unused_input=None, no_default_updates=False):
+                 allow_input_downcast=None, on_unused_input=None, no_default_updates=False,
+                 target="cpu"):
         self.name = name
         self._allow_downcast = allow_input_downcast
         if isinstance(inputs, Variable):
@@ -165,7 +166,7 @@ class Function:
         self.shared: list[SharedVariable] = [r for r in roots if isinstance(r, SharedVariable)]
 
         self.ir, self._checks = self._emit()
-        self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"))
+        self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"), target=target)
         self._fn = self.program.functions["f"]
         # Per input: dtype, rank, static sizes (None if all dynamic), the
         # range of an integer scalar: what a value must match to need no
@@ -290,16 +291,17 @@ def _update_expr(s: SharedVariable, value: Any) -> Variable:
 def function(inputs: Sequence[Variable] | None = None, outputs: Any = None, mode: Any = None, updates: Any = None,
              givens: Any = None, no_default_updates: bool = False, accept_inplace: bool = False,
              name: str | None = None, rebuild_strict: bool = True, allow_input_downcast: bool | None = None,
-             profile: Any = None, on_unused_input: str | None = None) -> Function:
+             profile: Any = None, on_unused_input: str | None = None, target: str = "cpu") -> Function:
     """Compiles `outputs` as a function of `inputs` (``theano.function``).
 
     `updates` (a dict or a list of pairs) gives shared variables new values
     after each call; shared variables with a default update (random
     streams) are updated too unless `no_default_updates`. ``mode=
     "FAST_COMPILE"`` skips the scan rewrites. The result's ``.ir`` is the
-    emitted MLIR and ``.program.ir(stage)`` the compiled stages.
+    emitted MLIR and ``.program.ir(stage)`` the compiled stages. ``target="cuda"``
+    compiles for an NVIDIA GPU (see :mod:`mlir_scan.cuda`).
     """
     return Function(inputs, outputs, updates=updates, givens=givens, mode=mode, name=name,
                     allow_input_downcast=allow_input_downcast, on_unused_input=on_unused_input,
-                    no_default_updates=no_default_updates)
+                    no_default_updates=no_default_updates, target=target)
 
