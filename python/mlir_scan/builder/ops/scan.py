@@ -29,7 +29,7 @@ from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable
 from .shape import Shape_i
 
-__all__ = ["ScanOp"]
+__all__ = ["ScanOp", "ScanShape"]
 
 
 class ScanOp(Op):
@@ -106,7 +106,10 @@ class ScanOp(Op):
 
     def outer_groups(self, node: Apply) -> dict[str, list[Variable]]:
         """The node's inputs split into the groups of ``scan.scan``."""
-        ins = node.inputs
+        return self.split_inputs(node.inputs)
+
+    def split_inputs(self, ins: list) -> dict[str, list]:
+        """A list ordered like the node's inputs, split into the groups of ``scan.scan``."""
         i = 1
         groups = {"n_steps": [ins[0]]}
         for name, n in (("sequences", self.n_seqs), ("mitsot", self.n_mitsot), ("sitsot", self.n_sitsot),
@@ -195,6 +198,67 @@ class ScanOp(Op):
                 lead = static if static is not None else _dim0(node.outputs[i])
             shapes.append((lead,) + rest)
         return shapes
+
+    def infer_checked_shape(self, node: Apply, input_shapes: list[tuple]) -> list[tuple]:
+        """The shapes a user's query sees: sizes computed with the scan's own checks.
+
+        A scan with a static ``n_steps`` has a static number of rows, but it
+        fails when its sequences are too short (or ``n_steps`` is negative,
+        or a state does not keep its shape): ``o.shape[0]`` must fail then
+        too, and must not make the scan's inputs unused. Each output's sizes
+        are the outputs of a :class:`ScanShape` node, which checks what the
+        scan checks before its loop and computes the sizes without reading
+        the scan's result. The node still takes the result as an input, so
+        the scan is emitted: a body with run-time checks of its own has
+        effects and runs (its checks fail the query as they fail the
+        values); a body without any is pure and the pipeline deletes the
+        scan. `until` scans keep their row count read from the result.
+        """
+        shapes = []
+        for i in range(self.n_outputs):
+            dims = list(ScanShape(self, i).make_node(*node.inputs, node.outputs[i]).outputs)
+            if self.keep[i]:
+                dims[0] = self.keep[i]
+            elif self.until:
+                dims[0] = _dim0(node.outputs[i])
+            shapes.append(tuple(dims))
+        return shapes
+
+    def emit_outer_checks(self, b: Block, inputs: list[str], variables: list[Variable]) -> str:
+        """Emits the checks the lowered scan does before its loop; returns n_steps as an index.
+
+        The failures and their messages are those of the scan itself
+        (``ScanRuntime.cpp``), plus the builder's state checks done before
+        the loop.
+        """
+        pairs = self.split_inputs(list(zip(inputs, variables)))
+        n_ssa, n_var = pairs["n_steps"][0]
+        n = b.index(int(n_var.data)) if isinstance(n_var, Constant) else b.to_index(n_ssa, n_var.dtype)
+        zero = b.index(0)
+        b.check(b.icmp("slt", n, zero), "scan: n_steps is {have}, must be >= 0", have=n)
+        for i, ((ssa, var), taps) in enumerate(zip(pairs["sequences"], self.seq_taps)):
+            span = max(0, max(taps)) - min(0, min(taps))
+            have = b.dim(ssa, var.type, 0)
+            need = b.iop("addi", n, b.index(span))
+            b.check(b.icmp("slt", have, need),
+                    f"scan: sequence #{i} has {{have}} rows but the steps and taps need {{need}}", have, need)
+        for i, ((ssa, var), taps) in enumerate(zip(pairs["mitsot"], self.mitsot_taps)):
+            if var.type.shape[0] is not None:
+                continue
+            have, need = b.dim(ssa, var.type, 0), b.index(-min(taps))
+            b.check(b.icmp("ne", have, need), f"scan: mitsot #{i} init has {{have}} rows but its taps need {{need}}",
+                    have, need)
+        inits = pairs["mitsot"] + pairs["sitsot"]
+        state_dims = iter(pairs["state_dims"])
+        for out_idx, d, hoisted, message in self.state_checks:
+            if not hoisted:
+                continue
+            ssa, var = next(state_dims)
+            have = b.to_index(ssa, var.dtype)
+            init_ssa, init_var = inits[out_idx]
+            need = b.dim(init_ssa, init_var.type, d + (1 if out_idx < self.n_mitsot else 0))
+            b.check(b.icmp("ne", have, need), message, have, need)
+        return n
 
     # -- MLIR --------------------------------------------------------------------
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
@@ -419,3 +483,65 @@ class ScanOp(Op):
 
 def _dim0(var: Variable):
     return Shape_i(0)(var)
+
+
+class ScanShape(Op):
+    """The sizes of output `index` of a scan, with the checks the scan does before its loop.
+
+    Its inputs are those of the scan node, then the output itself (never
+    read: it keeps the scan in the emitted module, see
+    :meth:`ScanOp.infer_checked_shape`); its outputs are int64 scalars,
+    one per dimension of the scan's output: ``n_steps`` rows (checked as the
+    scan checks it: not negative, sequences long enough, mitsot inits with
+    their rows, states keeping their shape), then the row's sizes (from the
+    initial state, or the sizes a nitsot's rows are given). No step runs.
+    See :meth:`ScanOp.infer_checked_shape`.
+    """
+
+    #: Its sizes are checked at run time (see ``checked_shape_of``).
+    checks_shape = True
+
+    def __init__(self, scan: ScanOp, index: int):
+        self.scan, self.index = scan, index
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ScanShape and other.scan is self.scan and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash((id(self.scan), self.index))
+
+    def __str__(self) -> str:
+        return f"ScanShape{{{self.scan}, {self.index}}}"
+
+    __repr__ = __str__
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        rank = inputs[-1].ndim
+        return Apply(self, list(inputs), [TensorType("int64", ())] * rank)
+
+    def infer_shape(self, node, input_shapes):
+        return [()] * len(node.outputs)
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        scan = self.scan
+        inputs, variables = inputs[:-1], node.inputs[:-1]
+        n = scan.emit_outer_checks(b, inputs, variables)
+        pairs = scan.split_inputs(list(zip(inputs, variables)))
+        i = self.index
+        sizes = [n]
+        if i < scan.n_mitsot:
+            ssa, var = pairs["mitsot"][i]
+            sizes += [b.dim(ssa, var.type, d) for d in range(1, var.ndim)]
+        elif i < scan.n_mitsot + scan.n_sitsot:
+            ssa, var = pairs["sitsot"][i - scan.n_mitsot]
+            sizes += b.dims(ssa, var.type)
+        else:
+            j = i - scan.n_mitsot - scan.n_sitsot
+            dyn = iter(pairs["nitsot_dims"][sum(1 for s in scan.nitsot_shapes[:j] for d in s if d is None):])
+            for d in scan.nitsot_shapes[j]:
+                if d is not None:
+                    sizes.append(b.index(d))
+                    continue
+                ssa, var = next(dyn)
+                sizes.append(b.iop("maxsi", b.to_index(ssa, var.dtype), b.index(0)))
+        return [b.from_index(s) for s in sizes[:len(node.outputs)]]
