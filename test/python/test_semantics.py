@@ -192,6 +192,34 @@ def test_python_floats_are_narrowed_to_floatX():
         theano.config.floatX = saved
 
 
+# -- 7. nitsot rows whose size only a step knows ---------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_map_rows_sized_by_the_first_step(mode):
+    k, m, n = T.lvector("k"), T.dmatrix("m"), T.lscalar("n")
+    filled, _ = theano.map(lambda i: T.zeros((i,)) + i, sequences=k)
+
+    def row_cumsum(row, n):
+        s, _ = theano.scan(lambda v, acc: acc + v, sequences=row, outputs_info=T.constant(0.0), n_steps=n)
+        return s
+
+    nested, _ = theano.map(row_cumsum, sequences=m, non_sequences=n)
+    f = F([k, m, n], [filled, filled.shape, nested], mode=mode)
+    a = np.arange(6.0).reshape(2, 3)
+    got = f([3, 3], a, 2)
+    np.testing.assert_array_equal(got[0], np.full((2, 3), 3.0))
+    assert got[1].tolist() == [2, 3]
+    np.testing.assert_array_equal(got[2], np.cumsum(a[:, :2], axis=1))
+    empty = f(np.zeros(0, np.int64), a, 2)
+    assert empty[0].shape == (0, 0) and empty[1].tolist() == [0, 0]
+    # With until: the step that stops is kept (i = 0, 2, 4: three rows of arange(2)).
+    short, _ = theano.scan(lambda i: (T.arange(i % 2 + 2), theano.until(T.ge(i, 3))), sequences=k)
+    np.testing.assert_array_equal(F([k], short, mode=mode)([0, 2, 4, 1]), [[0, 1]] * 3)
+    with pytest.raises(ValueError, match="a step's row has size 2 where the first step's rows have 3"):
+        f([3, 2], a, 2)
+
+
 # -- 8. missing inputs inside scan updates ---------------------------------------------------------------
 
 

@@ -25,6 +25,9 @@ enum class ScanErrorCode : int64_t {
                         // (`__mlir_scan_fail_alloc`)
   VerificationFailed = 7, // a `cf.assert` of generate-runtime-verification
                           // (`__mlir_scan_fail_message`)
+  NitSotRowSize = 8,      // item = nitsot, have = a step's row size, need =
+                          // the size of the first step's rows (a nitsot
+                          // whose rows have dynamic sizes)
   // Checks of the Python graph builder: item = the builder's check id, whose
   // message the builder keeps; the code tells the exception type.
   BuilderValueError = 100,

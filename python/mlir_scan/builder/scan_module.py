@@ -533,11 +533,13 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         outer_of[p.id] = (s, 0)
     value_of = {p.id: v for p, v in zip(all_non_phs, all_nonseqs)}
 
-    nitsot_shapes, nitsot_dims = [], []
+    nitsot_shapes, nitsot_dims, nitsot_runtime = [], [], []
     for i, ((kind, _, _), out) in enumerate(zip(infos, inner_outs)):
         if kind != "nitsot":
             continue
         shape = list(out.type.shape)
+        dims_here: list[Variable] = []
+        runtime = False
         if None in shape:
             dims = shape_of(out)
             for d, size in enumerate(shape):
@@ -549,17 +551,17 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                     continue
                 outer = _outer_dim(dim, outer_of, value_of, inner_ids | {p.id for p in free_phs})
                 if outer is None:
-                    raise ValueError(
-                        f"{what}: fn's output #{i} (no outputs_info: a new row per step) has a shape "
-                        f"{_shape(out.type.shape)} whose dimension {d} depends on values computed inside "
-                        "the loop; its size must be known before the loop runs. Give the output an "
-                        "initial value in outputs_info, or make its shape depend only on shapes and "
-                        "non-sequences."
-                    )
+                    # Known only when a step runs: the lowering sizes the rows
+                    # from the first step (and checks the others against it).
+                    runtime = True
+                    continue
                 if isinstance(outer, Constant):
                     shape[d] = int(outer.data)
                 else:
-                    nitsot_dims.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
+                    dims_here.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
+        if not runtime:
+            nitsot_dims.extend(dims_here)
+        nitsot_runtime.append(runtime)
         nitsot_shapes.append(tuple(shape))
 
     order_mit = [i for i, (k, _, _) in enumerate(infos) if k == "mitsot"]
@@ -634,6 +636,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         go_backwards=bool(go_backwards),
         keep=keep,
         nitsot_shapes=nitsot_shapes,
+        nitsot_runtime=nitsot_runtime,
         name=name,
         truncate_gradient=int(truncate_gradient),
         kinds=["output"] * len(order_sit) + ["update"] * n_upd,

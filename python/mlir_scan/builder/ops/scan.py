@@ -8,9 +8,11 @@ non-sequences, then the outer sizes of nitsot rows whose shape is not static.
 Outputs are mitsot, sitsot and nitsot results (``tensor<N x row>``), in that
 order. :mod:`mlir_scan.builder.scan_module` builds these nodes from Theano's API.
 
-A nitsot whose rows have dynamic sizes is emitted as a sitsot whose state is
-never read (the lowering needs static nitsot rows; a sitsot's buffer takes
-its row size from the init, computed before the loop).
+A nitsot whose rows have dynamic sizes computable before the loop is
+emitted as a sitsot whose state is never read (its buffer then exists before
+the first step, which computes its row in place). One whose sizes only a
+step knows (`nitsot_runtime`) is a nitsot with dynamic rows: the lowering
+sizes its buffer from the first step's row.
 
 Example (what ``scan`` builds for a running sum)::
 
@@ -53,6 +55,7 @@ class ScanOp(Op):
         truncate_gradient: int = -1,
         kinds: list[str] | None = None,
         state_checks: list[tuple[int, int, bool, str]] | None = None,
+        nitsot_runtime: list[bool] | None = None,
     ):
         self.inner_inputs = list(inner_inputs)
         self.inner_outputs = list(inner_outputs)
@@ -67,6 +70,9 @@ class ScanOp(Op):
         self.go_backwards = go_backwards
         self.keep = list(keep)
         self.nitsot_shapes = [tuple(s) for s in nitsot_shapes]
+        #: Per nitsot: True when its rows' dynamic sizes are known only when a
+        #: step runs (no outer size inputs; sized by the first step).
+        self.nitsot_runtime = list(nitsot_runtime or [False] * len(self.nitsot_shapes))
         self.name = name
         self.truncate_gradient = truncate_gradient
         #: What each sitsot is: "output" (a user's), "update" (a shared variable).
@@ -99,7 +105,12 @@ class ScanOp(Op):
         return self.n_mitsot + self.n_sitsot + self.n_nitsot
 
     def n_dyn_dims(self) -> int:
-        return sum(1 for s in self.nitsot_shapes for d in s if d is None)
+        return self._dyn_dims_before(len(self.nitsot_shapes))
+
+    def _dyn_dims_before(self, j: int) -> int:
+        """The outer size inputs of the nitsots before nitsot `j`."""
+        return sum(1 for s, rt in zip(self.nitsot_shapes[:j], self.nitsot_runtime[:j]) if not rt
+                   for d in s if d is None)
 
     def n_check_inputs(self) -> int:
         return sum(1 for c in self.state_checks if c[2])
@@ -192,7 +203,12 @@ class ScanOp(Op):
             elif i < self.n_mitsot + self.n_sitsot:
                 rest = tuple(input_shapes[first + i])
             else:
-                rest = tuple(d if d is not None else next(dyn) for d in self.nitsot_shapes[i - self.n_mitsot - self.n_sitsot])
+                j = i - self.n_mitsot - self.n_sitsot
+                if self.nitsot_runtime[j]:
+                    rest = tuple(d if d is not None else Shape_i(k + 1)(node.outputs[i])
+                                 for k, d in enumerate(self.nitsot_shapes[j]))
+                else:
+                    rest = tuple(d if d is not None else next(dyn) for d in self.nitsot_shapes[j])
             if lead is None:
                 static = node.outputs[i].type.shape[0]
                 lead = static if static is not None else _dim0(node.outputs[i])
@@ -302,7 +318,7 @@ class ScanOp(Op):
         converted, static_nit = [], []
         dim_it = iter(zip(dims, groups["nitsot_dims"]))
         for j, shape in enumerate(self.nitsot_shapes):
-            if None in shape:
+            if None in shape and not self.nitsot_runtime[j]:
                 row = TensorType(nit_out[j].dtype, shape)
                 sizes = []
                 for d in shape:
@@ -456,9 +472,9 @@ class ScanOp(Op):
         sit_ssa = sitsots + [init for _, init, _ in converted]
         sit_types = [v.type.mlir for v in sit_vars] + [row.mlir for _, _, row in converted]
         if sit_ssa:
-            parts.append(f"sitsot({', '.join(sit_ssa)} : {', '.join(sit_types)})")
+            parts.append(f"sitsot({', '.join(f'{s} : {t}' for s, t in zip(sit_ssa, sit_types))})")
         if nonseqs:
-            parts.append(f"nonsequences({', '.join(nonseqs)} : {', '.join(v.type.mlir for v in non_vars)})")
+            parts.append(f"nonsequences({', '.join(f'{s} : {v.type.mlir}' for s, v in zip(nonseqs, non_vars))})")
         if any(keep):
             parts.append(f"keep [{', '.join(str(k) for k in keep)}]")
         count = len(result_types)
@@ -524,6 +540,7 @@ class ScanShape(Op):
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         scan = self.scan
+        out_ssa, out_var = inputs[-1], node.inputs[-1]
         inputs, variables = inputs[:-1], node.inputs[:-1]
         n = scan.emit_outer_checks(b, inputs, variables)
         pairs = scan.split_inputs(list(zip(inputs, variables)))
@@ -537,10 +554,13 @@ class ScanShape(Op):
             sizes += b.dims(ssa, var.type)
         else:
             j = i - scan.n_mitsot - scan.n_sitsot
-            dyn = iter(pairs["nitsot_dims"][sum(1 for s in scan.nitsot_shapes[:j] for d in s if d is None):])
-            for d in scan.nitsot_shapes[j]:
+            dyn = iter(pairs["nitsot_dims"][scan._dyn_dims_before(j):])
+            for k, d in enumerate(scan.nitsot_shapes[j]):
                 if d is not None:
                     sizes.append(b.index(d))
+                    continue
+                if scan.nitsot_runtime[j]:  # sized by the first step: read the result
+                    sizes.append(b.dim(out_ssa, out_var.type, k + 1))
                     continue
                 ssa, var = next(dyn)
                 sizes.append(b.iop("maxsi", b.to_index(ssa, var.dtype), b.index(0)))
