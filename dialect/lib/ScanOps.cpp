@@ -272,6 +272,8 @@ static ParseResult parseGroup(OpAsmParser &parser, StringRef keyword,
     return success();
   if (parser.parseLParen())
     return failure();
+  if (succeeded(parser.parseOptionalRParen()))
+    return success(); // an empty group, as `sequences()`: no items
   // The first item of the next run, read while looking for more types.
   std::optional<ParsedItem> carried;
   while (true) {

@@ -344,3 +344,14 @@ func.func @item_forms(%n: index, %s0: tensor<?xf32>, %s1: tensor<?xf64>, %s2: te
   return
 }
 
+// An empty group parses as no items (and is not printed).
+// CHECK-LABEL: func.func @empty_groups
+// CHECK: scan.scan steps(%{{.*}})
+// CHECK-NEXT: nonsequences(%{{.*}} : f32) {
+func.func @empty_groups(%n: index, %w: f32) {
+  scan.scan steps(%n) sequences() sitsot() nonsequences(%w : f32) {
+  ^bb0(%pw: f32):
+    scan.yield
+  } -> ()
+  return
+}
