@@ -49,6 +49,7 @@ _MOVED = {
     "ops_shape": "builder.ops.shape",
     "ops_subtensor": "builder.ops.subtensor",
     "random": "builder.tensor.shared_randomstreams",
+    "sandbox": "builder.sandbox",
     "scan_module": "builder.scan_module",
     "scan_op": "builder.ops.scan",
     "sharedvar": "builder.sharedvar",
@@ -69,12 +70,36 @@ def _alias_moved_modules() -> None:
 _alias_moved_modules()
 
 from .builder import (  # noqa: E402,A004
-    Function, MissingInputError, SharedVariable, UnusedInputError, config, dot, foldl, foldr, function, map,
-    reduce, scan, scan_checkpoints, scan_module, shared, tensor, until,
+    Function, In, MissingInputError, Out, SharedVariable, UnusedInputError, clone, clone_replace, config, dot,
+    foldl, foldr, function, map, reduce, scan, scan_checkpoints, scan_module, shared, tensor, until,
 )
 
 __all__ += [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
-    "MissingInputError", "UnusedInputError",
+    "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox", "gradient",
 ]
+
+
+# Module paths of Theano's and PyTensor's graph utilities: ``theano.gof.graph``
+# and ``pytensor.graph.basic`` are :mod:`mlir_scan.graph`.
+import types as _types  # noqa: E402
+
+graph.basic = graph  # type: ignore[name-defined]  # noqa: F821
+sys.modules[f"{__name__}.graph.basic"] = graph  # type: ignore[name-defined]  # noqa: F821
+gof = _types.ModuleType(f"{__name__}.gof", "Theano's theano.gof: the graph utilities (gof.graph).")
+gof.graph = graph  # type: ignore[name-defined]  # noqa: F821
+sys.modules[gof.__name__] = gof
+sys.modules[f"{__name__}.gof.graph"] = graph  # type: ignore[name-defined]  # noqa: F821
+
+# ``theano.gradient``: the builder's gradient module where it exists; until
+# then a module holding ``disconnected_grad`` (builder/ops/disconnected.py).
+try:
+    from .builder import gradient  # type: ignore[attr-defined]  # noqa: E402
+except ImportError:
+    from .builder.ops.disconnected import disconnected_grad as _disconnected_grad  # noqa: E402
+
+    gradient = _types.ModuleType(f"{__name__}.gradient", "Theano's theano.gradient (here: disconnected_grad).")
+    gradient.disconnected_grad = _disconnected_grad  # type: ignore[attr-defined]
+sys.modules.setdefault(f"{__name__}.gradient", gradient)
+

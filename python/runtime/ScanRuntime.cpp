@@ -35,7 +35,7 @@ void format(CallError &error, const char *fmt, ...) {
   va_end(args);
 }
 
-/// The message of a scan check (codes 1-4), from its numbers.
+/// The message of a scan check (codes 1-4 and 8), from its numbers.
 void formatScanCheck(CallError &e) {
   switch (static_cast<ScanErrorCode>(e.code)) {
   case ScanErrorCode::NegativeSteps:
@@ -64,6 +64,13 @@ void formatScanCheck(CallError &e) {
            "scan: result #%" PRId64 ": a step yielded a row of size %" PRId64
            " where the result's rows have size %" PRId64
            " (every step must yield rows of one shape, the init's for a state)",
+             e.item, e.have, e.need);
+    return;
+  case ScanErrorCode::NitSotRowSize:
+    format(e,
+           "scan: nitsot #%" PRId64 ": a step's row has size %" PRId64
+           " where the first step's rows have %" PRId64
+           " (all rows of an output must have one shape)",
            e.item, e.have, e.need);
     return;
   case ScanErrorCode::BuilderValueError:

@@ -169,7 +169,7 @@ func.func @power(%A: tensor<3xf64>, %k: index) -> tensor<3xf64> {
 // CHECK-LABEL: func.func @two_scans_one_sequence
 // CHECK:         %[[R:.*]]:2 = scan.scan steps(%{{.*}})
 // CHECK-NEXT:      sequences(%arg0 : tensor<?xf64>)
-// CHECK-NEXT:      sitsot(%arg1, %arg1 : f64, f64) {
+// CHECK-NEXT:      sitsot(%arg1 : f64, %arg1 : f64) {
 // CHECK-NEXT:    ^bb0(%{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
 // CHECK:         } -> (tensor<?xf64>, tensor<?xf64>)
 // CHECK-NOT:     scan.scan

@@ -69,7 +69,7 @@ def ScanPushOutNonSeq : Pass<"scan-push-out-non-seq"> {
     overwrites.
 
     ```mlir
-    %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w, %b : f64, f64) {
+    %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w : f64, %b : f64) {
     ^bb0(%h: f64, %ww: f64, %bb: f64):
       %wb = arith.mulf %ww, %bb : f64     // invariant
       %y = arith.addf %h, %wb : f64
@@ -304,8 +304,32 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     `n_steps` rows). The buffer is carried by the `scf.while`; the buffer
     deallocation pipeline frees the old one.
 
-    Limitation: nitsot rows must have a static shape (the buffer is created
-    before the first step); the pass reports an error otherwise.
+    A nitsot whose rows have dynamic sizes (a row's size computed by the
+    step, known to no one before it runs) gets its buffer the way Theano
+    allocates such an output: from the first step's row. The buffer is
+    carried by the loop; it starts with those sizes 0, step 0 allocates one
+    with the sizes of its row, and every later step checks that its row has
+    the same sizes (`@__mlir_scan_fail` with code 8 otherwise: `ValueError`
+    "a step's row has size ... where the first step's rows have ..."). With
+    zero steps the result has zero rows and 0 for every dynamic row size;
+    with `until` the buffer also grows; with `keep` its ring is allocated
+    by the first step. Such a row is computed in its own buffer and copied
+    into the output (the output's buffer does not exist before step 0).
+
+    ```mlir
+    // %k rows per step, %k a non-sequence: rows of type tensor<?xf32>
+    %r = scan.scan steps(%n) nonsequences(%k : index) {
+    ^bb0(%kk: index):
+      %row = tensor.empty(%kk) : tensor<?xf32>
+      ...
+      scan.yield %filled : tensor<?xf32>
+    } -> (tensor<?x?xf32>)
+    // lowered: %buf0 = memref.alloc(%n, %c0) : memref<?x?xf32>
+    //          scf.for ... iter_args(%buf = %buf0) {
+    //            ... %b = scf.if (%t == 0) { memref.alloc(%n, dim(row)) }
+    //                     else { check dim(row) == dim(%buf, 1); %buf }
+    //            write the row into %b; scf.yield %b }
+    ```
 
     Guard: after lowering, `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x`
     on tensors with dynamic sizes (inlining makes them from a value passed
