@@ -36,6 +36,19 @@ class Workload:
     rtol: float = 1e-9
 
 
+def _mlir_scan(source: str, entry: str, wrap: Callable | None = None) -> dict[str, Callable]:
+    """Builders of the compiled program's function `entry`: "mlir-scan" as a
+    user gets it, and "mlir-scan-nochecks" without the run-time verification
+    of the program's ops (compile(checks=False)), which shows what the checks
+    cost."""
+
+    def build(checks: bool = True) -> Callable:
+        fn = getattr(mlir_scan.compile(source, checks=checks), entry)
+        return wrap(fn) if wrap else fn
+
+    return {"mlir-scan": build, "mlir-scan-nochecks": lambda: build(checks=False)}
+
+
 def _mlir_type(dtype) -> str:
     return {np.float64: "f64", np.float32: "f32"}[np.dtype(dtype).type]
 
@@ -127,9 +140,6 @@ def w1_power(dtype, quick: bool, length: int = 1000, k: int = 1000) -> Workload:
       return %r : tensor<?x{t}>
     }}"""
 
-    def mlir():
-        return mlir_scan.compile(source).power
-
     def pytensor_graph(mode):
         import pytensor
         import pytensor.tensor as pt
@@ -166,7 +176,7 @@ def w1_power(dtype, quick: bool, length: int = 1000, k: int = 1000) -> Workload:
     w = Workload(f"W1-{np.dtype(dtype).name}", (A, k), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-4)
     w.source = source
-    w.builders = {"mlir-scan": mlir, "jax": jax_impl, "numba": numba_impl,
+    w.builders = {**_mlir_scan(source, "power"), "jax": jax_impl, "numba": numba_impl,
                   **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -228,7 +238,7 @@ def w2_cumsum(dtype, quick: bool, length: int = 100_000) -> Workload:
     w = Workload(f"W2-{np.dtype(dtype).name}", (xs,), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-3)
     w.source = source
-    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).cumsum,
+    w.builders = {**_mlir_scan(source, "cumsum"),
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -315,7 +325,7 @@ def w3_polynomial(dtype, quick: bool, length: int = 100_000) -> Workload:
     w = Workload(f"W3-{np.dtype(dtype).name}", (coefficients, x), numpy_loop,
                  rtol=1e-7 if dtype == np.float64 else 1e-2)
     w.source = source
-    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).poly,
+    w.builders = {**_mlir_scan(source, "poly"),
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -380,7 +390,7 @@ def w4_fibonacci(dtype, quick: bool, steps: int = 10_000) -> Workload:
     w = Workload(f"W4-{np.dtype(dtype).name}", (init, steps), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-4)
     w.source = source
-    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).fib, "jax": jax_impl,
+    w.builders = {**_mlir_scan(source, "fib"), "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -470,7 +480,7 @@ def w5_rnn(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int =
     w = Workload(f"W5-{np.dtype(dtype).name}-H{H}", (xs, h0, W, U, bias), numpy_loop,
                  rtol=1e-8 if dtype == np.float64 else 2e-3)
     w.source = source
-    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).rnn, "jax": jax_impl,
+    w.builders = {**_mlir_scan(source, "rnn"), "jax": jax_impl,
                   "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -661,7 +671,7 @@ def w7_until(dtype, quick: bool, maximum: float = 1e300) -> Workload:
 
     w = Workload(f"W7-{np.dtype(dtype).name}", (limit,), numpy_loop, rtol=0)
     w.source = source
-    w.builders = {"mlir-scan": lambda: mlir_scan.compile(source).double, "jax": jax_impl,
+    w.builders = {**_mlir_scan(source, "double"), "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -724,8 +734,7 @@ def overhead_probe(dtype, quick: bool, steps: int = 1_000_000) -> Workload:
     w = Workload(f"overhead-{np.dtype(dtype).name}", (xs,), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-3)
     w.source = source
-    w.builders = {"mlir-scan": lambda: (lambda f: lambda xs: np.asarray(f(xs)))(
-                      mlir_scan.compile(source).probe),
+    w.builders = {**_mlir_scan(source, "probe", wrap=lambda f: lambda xs: np.asarray(f(xs))),
                   "numba": numba_impl, "jax": jax_impl}
     return w
 

@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::scan;
@@ -210,10 +211,14 @@ std::optional<int64_t> ScanOp::getStaticNumSteps() {
 //       [sequences(%s[taps] : type, ...)]
 //       [mitmot(%b[in taps] -> [out taps] : type, ...)]
 //       [mitsot(%x0[taps] : type, ...)]
-//       [sitsot(%y0, ... : type, ...)]
-//       [nonsequences(%w, ... : type, ...)]
+//       [sitsot(%y0 : type, ...)]
+//       [nonsequences(%w : type, ...)]
 //       [keep [k, ...]] [attributes {...}]
 //       { ^bb0(...): ... scan.yield ... } -> (result types)
+//
+// Every group prints each item with its type (`%a : f32, %b : i32`). The
+// parser also reads runs of items sharing one type list (`%a, %b : f32,
+// i32`), the form sitsot and nonsequences were printed in before.
 //===----------------------------------------------------------------------===//
 
 static ParseResult parseTapList(OpAsmParser &parser,
@@ -233,60 +238,91 @@ struct ParsedItem {
 enum class TapSyntax { None, Optional, Required, InOut };
 } // namespace
 
-/// Parses `keyword(%v[taps] : type, ...)` for a group with per-item taps.
-static ParseResult parseTappedGroup(OpAsmParser &parser, StringRef keyword,
-                                    TapSyntax syntax,
-                                    SmallVectorImpl<ParsedItem> &items) {
-  if (failed(parser.parseOptionalKeyword(keyword)))
+/// Parses the taps that follow an item's operand.
+static ParseResult parseItemTaps(OpAsmParser &parser, TapSyntax syntax,
+                                 ParsedItem &item) {
+  switch (syntax) {
+  case TapSyntax::None:
     return success();
-  return parser.parseCommaSeparatedList(
-      OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
-        ParsedItem &item = items.emplace_back();
-        if (parser.parseOperand(item.operand))
-          return failure();
-        if (syntax == TapSyntax::Optional) {
-          if (succeeded(parser.parseOptionalLSquare())) {
-            if (parser.parseCommaSeparatedList([&]() {
-                  return parser.parseInteger(item.taps.emplace_back());
-                }) ||
-                parser.parseRSquare())
-              return failure();
-          } else {
-            item.taps.push_back(0);
-          }
-        } else if (syntax == TapSyntax::Required) {
-          if (parseTapList(parser, item.taps))
-            return failure();
-        } else if (syntax == TapSyntax::InOut) {
-          if (parseTapList(parser, item.taps) || parser.parseArrow() ||
-              parseTapList(parser, item.outTaps))
-            return failure();
-        }
-        return parser.parseColonType(item.type);
-      });
+  case TapSyntax::Optional:
+    if (succeeded(parser.parseOptionalLSquare()))
+      return failure(parser.parseCommaSeparatedList([&]() {
+        return parser.parseInteger(item.taps.emplace_back());
+      }) || parser.parseRSquare());
+    item.taps.push_back(0);
+    return success();
+  case TapSyntax::Required:
+    return parseTapList(parser, item.taps);
+  case TapSyntax::InOut:
+    return failure(parseTapList(parser, item.taps) || parser.parseArrow() ||
+                   parseTapList(parser, item.outTaps));
+  }
+  llvm_unreachable("unknown tap syntax");
 }
 
-/// Parses `keyword(%a, %b : ta, tb)` for a group without taps.
-static ParseResult parsePlainGroup(OpAsmParser &parser, StringRef keyword,
-                                   SmallVectorImpl<ParsedItem> &items) {
+/// Parses `keyword(...)`, the items of one group. The printed form gives
+/// each item its type: `sitsot(%a : f32, %b : tensor<4xf32>)`,
+/// `sequences(%u[-1, 0] : tensor<?x8xf32>, %v : tensor<?xf64>)`. Runs of
+/// items may also share one type list, `sitsot(%a, %b : f32, tensor<4xf32>)`
+/// (the form the plain groups were once printed in), and the two forms mix.
+static ParseResult parseGroup(OpAsmParser &parser, StringRef keyword,
+                              TapSyntax syntax,
+                              SmallVectorImpl<ParsedItem> &items) {
   if (failed(parser.parseOptionalKeyword(keyword)))
     return success();
-  SmallVector<OpAsmParser::UnresolvedOperand> operands;
-  SmallVector<Type> types;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseLParen() || parser.parseOperandList(operands) ||
-      parser.parseColonTypeList(types) || parser.parseRParen())
+  if (parser.parseLParen())
     return failure();
-  if (operands.size() != types.size())
-    return parser.emitError(loc) << "'" << keyword << "' lists "
-                                 << operands.size() << " operands but "
-                                 << types.size() << " types";
-  for (auto [operand, type] : llvm::zip(operands, types)) {
-    ParsedItem &item = items.emplace_back();
-    item.operand = operand;
-    item.type = type;
+  if (succeeded(parser.parseOptionalRParen()))
+    return success(); // an empty group, as `sequences()`: no items
+  // The first item of the next run, read while looking for more types.
+  std::optional<ParsedItem> carried;
+  while (true) {
+    // A run of items: operands (with their taps), then their types.
+    size_t first = items.size();
+    SMLoc runLoc = parser.getCurrentLocation();
+    bool more = true;
+    if (carried) {
+      items.push_back(std::move(*carried));
+      carried.reset();
+      more = succeeded(parser.parseOptionalComma());
+    }
+    while (more) {
+      ParsedItem &item = items.emplace_back();
+      if (parser.parseOperand(item.operand) ||
+          parseItemTaps(parser, syntax, item))
+        return failure();
+      more = succeeded(parser.parseOptionalComma());
+    }
+    if (parser.parseColon())
+      return failure();
+    SmallVector<Type> types;
+    while (true) {
+      if (parser.parseType(types.emplace_back()))
+        return failure();
+      if (succeeded(parser.parseOptionalRParen()))
+        break;
+      if (parser.parseComma())
+        return failure();
+      // After a comma: another type of this run, or the next run's operand.
+      ParsedItem next;
+      OptionalParseResult operand = parser.parseOptionalOperand(next.operand);
+      if (operand.has_value()) {
+        if (failed(*operand) || parseItemTaps(parser, syntax, next))
+          return failure();
+        carried = std::move(next);
+        break;
+      }
+    }
+    size_t count = items.size() - first;
+    if (types.size() != count)
+      return parser.emitError(runLoc)
+             << "'" << keyword << "' lists " << count << " operands but "
+             << types.size() << " types";
+    for (size_t i = 0; i < count; ++i)
+      items[first + i].type = types[i];
+    if (!carried)
+      return success();
   }
-  return success();
 }
 
 ParseResult ScanOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -304,11 +340,11 @@ ParseResult ScanOp::parse(OpAsmParser &parser, OperationState &result) {
 
   SmallVector<ParsedItem> sequences, mitmot, mitsot, sitsot, nonSequences;
   SMLoc operandsLoc = parser.getCurrentLocation();
-  if (parseTappedGroup(parser, "sequences", TapSyntax::Optional, sequences) ||
-      parseTappedGroup(parser, "mitmot", TapSyntax::InOut, mitmot) ||
-      parseTappedGroup(parser, "mitsot", TapSyntax::Required, mitsot) ||
-      parsePlainGroup(parser, "sitsot", sitsot) ||
-      parsePlainGroup(parser, "nonsequences", nonSequences))
+  if (parseGroup(parser, "sequences", TapSyntax::Optional, sequences) ||
+      parseGroup(parser, "mitmot", TapSyntax::InOut, mitmot) ||
+      parseGroup(parser, "mitsot", TapSyntax::Required, mitsot) ||
+      parseGroup(parser, "sitsot", TapSyntax::None, sitsot) ||
+      parseGroup(parser, "nonsequences", TapSyntax::None, nonSequences))
     return failure();
 
   for (ArrayRef<ParsedItem> group :
@@ -426,8 +462,10 @@ void ScanOp::print(OpAsmPrinter &p) {
     if (values.empty())
       return;
     p.printNewline();
-    p << "    " << keyword << "(" << values << " : " << values.getTypes()
-      << ")";
+    p << "    " << keyword << "(";
+    llvm::interleaveComma(values, p,
+                          [&](Value v) { p << v << " : " << v.getType(); });
+    p << ")";
   };
   printPlainGroup("sitsot", getSitsotInits());
   printPlainGroup("nonsequences", getNonSequences());

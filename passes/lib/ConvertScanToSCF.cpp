@@ -194,7 +194,13 @@ struct OutputPlan {
                              // of a growing buffer: this step's buffer)
   bool grows = false;        // an `until` output whose buffer starts small
                              // and doubles when full (see growIfFull)
+  bool dynamicRow = false;   // a nitsot whose rows have dynamic sizes: its
+                             // buffer is allocated by the first step, from
+                             // that step's row (see allocateOnFirstStep)
   unsigned firstReg = 0;     // position of its registers in the iter_args
+
+  /// The buffer is carried through the loop (it changes while steps run).
+  bool carried() const { return grows || dynamicRow; }
 };
 
 /// How one mitmot buffer is updated.
@@ -224,7 +230,11 @@ private:
   /// returns the next registers (and the `until` condition in `stop`).
   SmallVector<Value> emitStep(Value t, ValueRange regs, Value &stop);
   Value slotOf(const OutputPlan &plan, Value row);
+  void checkRowSizes(Value row, Value buffer, unsigned result);
   Value growIfFull(const OutputPlan &plan, Value buffer, Value t);
+  Value allocateOnFirstStep(const OutputPlan &plan, Value buffer, Value t,
+                            Value row);
+  SmallVector<OpFoldResult> rowSizesOf(const OutputPlan &plan, Value buffer);
   Value stateRow(const OutputPlan &plan, Value t, ValueRange regs, int64_t k);
   Value finalResult(const OutputPlan &plan, Value stepsRun);
 
@@ -353,9 +363,15 @@ void ScanLowering::planOutputs() {
         plan.rowSizes = tensor::getMixedSizes(rewriter, loc, plan.init);
       break;
     case ScanOp::OutputKind::NitSot:
-      if (rowTensor)
-        for (int64_t d : rowTensor.getShape())
-          plan.rowSizes.push_back(rewriter.getIndexAttr(d));
+      if (!rowTensor)
+        break;
+      // Rows with dynamic sizes: the buffer starts with those sizes 0 (the
+      // result of zero steps) and the first step allocates the real one.
+      plan.dynamicRow = !rowTensor.hasStaticShape();
+      for (int64_t d : rowTensor.getShape())
+        plan.rowSizes.push_back(ShapedType::isDynamic(d)
+                                    ? OpFoldResult(constIndex(rewriter, loc, 0))
+                                    : OpFoldResult(rewriter.getIndexAttr(d)));
       break;
     case ScanOp::OutputKind::MitMot:
       llvm_unreachable("mitmot outputs are planned separately");
@@ -429,6 +445,27 @@ void ScanLowering::planInitBuffer(OutputPlan &plan, Type elementType) {
   }
 }
 
+/// A yielded row with dynamic sizes must have the buffer's row sizes (the
+/// verifier only checks types): a step of raw IR can yield a state longer
+/// than its init, which would be written past the row. Fails the call with
+/// the first size that differs.
+void ScanLowering::checkRowSizes(Value row, Value buffer, unsigned result) {
+  auto rowType = dyn_cast<RankedTensorType>(row.getType());
+  if (!rowType || rowType.hasStaticShape())
+    return;
+  auto bufferType = cast<MemRefType>(buffer.getType());
+  for (int64_t d = 0; d < rowType.getRank(); ++d) {
+    if (!rowType.isDynamicDim(d) && !bufferType.isDynamicDim(d + 1))
+      continue;
+    Value have = tensor::DimOp::create(rewriter, loc, row, d);
+    Value need = memref::DimOp::create(rewriter, loc, buffer, d + 1);
+    Value bad = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                      have, need);
+    emitScanErrorIf(rewriter, loc, bad, ScanErrorCode::RowSizeMismatch, result,
+                    have, need);
+  }
+}
+
 Value ScanLowering::slotOf(const OutputPlan &plan, Value row) {
   if (plan.keep == 0)
     return row;
@@ -453,12 +490,13 @@ Value ScanLowering::growIfFull(const OutputPlan &plan, Value buffer, Value t) {
                                      capacity, room);
   Value doubled = arith::AddIOp::create(rewriter, loc, capacity, capacity);
   Value rows = arith::SelectOp::create(rewriter, loc, last, nSteps, doubled);
+  SmallVector<OpFoldResult> rowSizes = rowSizesOf(plan, buffer);
   SmallVector<OpFoldResult> sizes{rows};
-  llvm::append_range(sizes, plan.rowSizes);
+  llvm::append_range(sizes, rowSizes);
   auto type = cast<MemRefType>(buffer.getType());
   Value grown = allocBuffer(rewriter, loc, sizes, type.getElementType());
   SmallVector<OpFoldResult> written{t};
-  llvm::append_range(written, plan.rowSizes);
+  llvm::append_range(written, rowSizes);
   SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
   SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
   memref::CopyOp::create(
@@ -471,6 +509,59 @@ Value ScanLowering::growIfFull(const OutputPlan &plan, Value buffer, Value t) {
   rewriter.setInsertionPointToStart(ifFull.elseBlock());
   scf::YieldOp::create(rewriter, loc, buffer);
   return ifFull.getResult(0);
+}
+
+/// The row sizes of an output's buffer: fixed, or for a nitsot with dynamic
+/// rows those of its current buffer.
+SmallVector<OpFoldResult> ScanLowering::rowSizesOf(const OutputPlan &plan,
+                                                   Value buffer) {
+  if (!plan.dynamicRow)
+    return plan.rowSizes;
+  SmallVector<OpFoldResult> sizes =
+      memref::getMixedSizes(rewriter, loc, buffer);
+  return SmallVector<OpFoldResult>(sizes.begin() + 1, sizes.end());
+}
+
+/// A nitsot with dynamic row sizes (Theano allocates such an output from its
+/// first step's result): at step 0 a buffer with as many rows as `buffer`
+/// and the sizes of `row`; at every later step, `row` must have the sizes of
+/// the first (NitSotRowSize fails the call otherwise).
+Value ScanLowering::allocateOnFirstStep(const OutputPlan &plan, Value buffer,
+                                        Value t, Value row) {
+  auto rowType = cast<RankedTensorType>(row.getType());
+  Value zero = constIndex(rewriter, loc, 0);
+  Value first =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, t, zero);
+  Value later = arith::XOrIOp::create(
+      rewriter, loc, first, arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<OpFoldResult> sizes{
+      type.isDynamicDim(0)
+          ? OpFoldResult(memref::DimOp::create(rewriter, loc, buffer, 0))
+          : OpFoldResult(rewriter.getIndexAttr(type.getDimSize(0)))};
+  for (int64_t d = 0; d < rowType.getRank(); ++d) {
+    if (!rowType.isDynamicDim(d)) {
+      sizes.push_back(rewriter.getIndexAttr(rowType.getDimSize(d)));
+      continue;
+    }
+    Value have = tensor::DimOp::create(rewriter, loc, row, d);
+    Value need = memref::DimOp::create(rewriter, loc, buffer, d + 1);
+    Value differs = arith::CmpIOp::create(rewriter, loc,
+                                          arith::CmpIPredicate::ne, have, need);
+    emitScanErrorIf(rewriter, loc,
+                    arith::AndIOp::create(rewriter, loc, later, differs),
+                    ScanErrorCode::NitSotRowSize, plan.index, have, need);
+    sizes.push_back(have);
+  }
+  auto ifFirst = scf::IfOp::create(rewriter, loc, TypeRange{buffer.getType()},
+                                   first, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(ifFirst.thenBlock());
+  scf::YieldOp::create(rewriter, loc,
+                       allocBuffer(rewriter, loc, sizes, type.getElementType()));
+  rewriter.setInsertionPointToStart(ifFirst.elseBlock());
+  scf::YieldOp::create(rewriter, loc, buffer);
+  return ifFirst.getResult(0);
 }
 
 /// State row x[t+k] (k < 0) of a sitsot/mitsot output.
@@ -556,12 +647,18 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
   // ... then every row is written, last.
   unsigned y = 0;
   for (auto [i, plan] : llvm::enumerate(mitmots))
-    for (int64_t k : op.getMitMotOutTapsAt(i))
-      writeBufferRow(rewriter, loc, yielded[y++], plan.buffer,
-                     plus(t, k - plan.lo));
+    for (int64_t k : op.getMitMotOutTapsAt(i)) {
+      Value row = yielded[y++];
+      checkRowSizes(row, plan.buffer, i);
+      writeBufferRow(rewriter, loc, row, plan.buffer, plus(t, k - plan.lo));
+    }
   SmallVector<Value> next(regs.begin(), regs.end());
-  for (const OutputPlan &plan : plans) {
+  for (OutputPlan &plan : plans) {
     Value row = yielded[y++];
+    if (plan.dynamicRow)
+      plan.buffer = allocateOnFirstStep(plan, plan.buffer, t, row);
+    else
+      checkRowSizes(row, plan.buffer, plan.result);
     writeBufferRow(rewriter, loc, row, plan.buffer, slotOf(plan, t));
     if (plan.scalarState) {
       // Shift register: x[t-K+1 .. t].
@@ -694,27 +791,49 @@ void ScanLowering::lower() {
 
   Value zero = constIndex(rewriter, loc, 0);
   Value one = constIndex(rewriter, loc, 1);
-  SmallVector<Value> finalRegs;
+  // Buffers that change while the loop runs (growing `until` buffers, and
+  // nitsots whose rows are sized by the first step) are loop-carried.
+  SmallVector<Value> carried;
+  for (OutputPlan &plan : plans)
+    if (plan.carried())
+      carried.push_back(plan.buffer);
+  auto setCarried = [&](ValueRange values) {
+    unsigned b = 0;
+    for (OutputPlan &plan : plans)
+      if (plan.carried())
+        plan.buffer = values[b++];
+  };
+  auto carriedNow = [&]() {
+    SmallVector<Value> values;
+    for (OutputPlan &plan : plans)
+      if (plan.carried())
+        values.push_back(plan.buffer);
+    return values;
+  };
   Value stepsRun;
   if (!op.getUntil()) {
+    SmallVector<Value> inits(initialRegs);
+    llvm::append_range(inits, carried);
+    unsigned nRegs = initialRegs.size();
     auto loop = scf::ForOp::create(
-        rewriter, loc, zero, nSteps, one, initialRegs,
-        [&](OpBuilder &, Location, Value t, ValueRange regs) {
+        rewriter, loc, zero, nSteps, one, inits,
+        [&](OpBuilder &, Location, Value t, ValueRange args) {
+          setCarried(args.drop_front(nRegs));
           Value stop;
-          SmallVector<Value> next = emitStep(t, regs, stop);
+          SmallVector<Value> next = emitStep(t, args.take_front(nRegs), stop);
+          llvm::append_range(next, carriedNow());
           scf::YieldOp::create(rewriter, loc, next);
         });
+    setCarried(loop.getResults().drop_front(nRegs));
     stepsRun = nSteps;
   } else {
-    // (t, stopped, registers..., growing buffers...): run while t < n and
+    // (t, stopped, registers..., carried buffers...): run while t < n and
     // the last step did not ask to stop.
     SmallVector<Value> inits{zero,
                              arith::ConstantIntOp::create(rewriter, loc, 0, 1)};
     llvm::append_range(inits, initialRegs);
     unsigned firstBuffer = inits.size();
-    for (OutputPlan &plan : plans)
-      if (plan.grows)
-        inits.push_back(plan.buffer);
+    llvm::append_range(inits, carried);
     SmallVector<Type> types(ValueRange(inits).getTypes());
     auto loop = scf::WhileOp::create(
         rewriter, loc, types, inits,
@@ -729,25 +848,25 @@ void ScanLowering::lower() {
         },
         [&](OpBuilder &, Location, ValueRange args) {
           Value t = args[0];
-          SmallVector<Value> buffers;
-          unsigned b = firstBuffer;
+          setCarried(args.drop_front(firstBuffer));
           for (OutputPlan &plan : plans)
             if (plan.grows)
-              buffers.push_back(plan.buffer = growIfFull(plan, args[b++], t));
+              plan.buffer = growIfFull(plan, plan.buffer, t);
           Value stop;
           SmallVector<Value> next =
               emitStep(t, args.slice(2, initialRegs.size()), stop);
           SmallVector<Value> yields{plus(t, 1), stop};
           llvm::append_range(yields, next);
-          llvm::append_range(yields, buffers);
+          llvm::append_range(yields, carriedNow());
           scf::YieldOp::create(rewriter, loc, yields);
         });
     stepsRun = loop.getResult(0);
-    unsigned b = firstBuffer;
-    for (OutputPlan &plan : plans)
-      if (plan.grows)
-        plan.buffer = loop.getResult(b++);
+    setCarried(loop.getResults().drop_front(firstBuffer));
   }
+  // The rows of the outputs whose first step sized them.
+  for (OutputPlan &plan : plans)
+    if (plan.dynamicRow)
+      plan.rowSizes = rowSizesOf(plan, plan.buffer);
 
   SmallVector<Value> results;
   for (auto [i, plan] : llvm::enumerate(mitmots)) {
@@ -760,21 +879,6 @@ void ScanLowering::lower() {
   for (const OutputPlan &plan : plans)
     results.push_back(finalResult(plan, stepsRun));
   rewriter.replaceOp(op, results);
-}
-
-/// What the lowering cannot handle, reported before any IR is created.
-LogicalResult checkLowerable(ScanOp op) {
-  for (unsigned i = 0; i < op.getNumNitSot(); ++i) {
-    Value result = op.getNitSotResults()[i];
-    auto row = dyn_cast<RankedTensorType>(
-        ScanOp::getRowType(cast<RankedTensorType>(result.getType())));
-    if (row && !row.hasStaticShape())
-      return op.emitOpError()
-             << "nitsot #" << i << ": cannot lower rows of type " << row
-             << " with dynamic sizes (the output buffer is created before "
-                "the first step); give the result a static row shape";
-  }
-  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -888,8 +992,6 @@ struct ConvertScanToSCFPass
     IRRewriter rewriter(&getContext());
     unsigned lowered = 0;
     for (ScanOp op : scans) {
-      if (failed(checkLowerable(op)))
-        continue;
       prepareBody(op, rewriter, elementwiseToLinalg);
       ScanLowering(op, rewriter).lower();
       ++lowered;

@@ -16,8 +16,9 @@ using namespace mlir;
 
 namespace {
 
-/// Tensor-level scf loops -> in-place buffers (SPEC §3, measured recipe).
-constexpr llvm::StringLiteral kBufferize =
+/// Tensor-level scf loops -> in-place buffers (SPEC §3, measured recipe),
+/// before deallocation.
+constexpr llvm::StringLiteral kBufferizeInPlace =
     "func.func(convert-elementwise-to-linalg),"
     "canonicalize,cse,"
     // After CSE, which would merge the destinations this makes private.
@@ -28,7 +29,9 @@ constexpr llvm::StringLiteral kBufferize =
     "function-boundary-type-conversion=identity-layout-map},"
     // One canonicalize leaves `memref.copy %a, %a` self-copies behind.
     "canonicalize,cse,canonicalize,"
-    "scan-own-public-results,"
+    "scan-own-public-results";
+
+constexpr llvm::StringLiteral kDeallocate =
     "buffer-deallocation-pipeline,"
     // A buffer of dynamic ownership (an `until` output's grown buffer) is
     // returned through `bufferization.clone` on its never-taken unowned path.
@@ -96,6 +99,149 @@ std::string toLLVM(bool vectorize) {
   return text;
 }
 
+/// Tensor-level scf loops -> device-ready buffers: as for the CPU, with the
+/// allocations that loops make in every step (a nested scan's buffers)
+/// hoisted out of them where their sizes allow, so that the loops can run
+/// in one kernel and never allocate device memory per step.
+constexpr llvm::StringLiteral kBufferizeForGpu =
+    "func.func(buffer-loop-hoisting)";
+
+/// Bufferized functions -> device memory and kernels (gpu.launch).
+constexpr llvm::StringLiteral kFormKernels =
+    "scan-check-lowerable,"
+    "scan-gpu-device-memory,"
+    "func.func(convert-linalg-to-parallel-loops,scf-parallel-loop-fusion),"
+    "scan-gpu-form-kernels{mode={mode} block-size={block-size} "
+    "kernel-limit={kernel-limit}},"
+    "scan-gpu-map-kernels";
+
+/// Kernels -> one stream of GPU operations, kernels outlined.
+constexpr llvm::StringLiteral kLaunchKernels =
+    "scan-gpu-async,"
+    "gpu-kernel-outlining,"
+    "scan-gpu-kernel-bounds";
+
+/// Outlined kernels -> NVVM -> PTX (gpu.binary), host -> LLVM dialect.
+constexpr llvm::StringLiteral kToNVVM =
+    // Also here: scan-gpu-to-nvvm may be given IR that did not come through
+    // scan-gpu-kernels.
+    "scan-check-lowerable,"
+    "convert-scf-to-cf,"
+    "expand-strided-metadata,lower-affine,"
+    // PTX 8.0: sm_90 needs it (the default PTX 6.0 makes LLVM abort).
+    "nvvm-attach-target{chip={chip} features=+ptx80 O=3},"
+    "scan-lower-i1-access,"
+    "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
+    "reconcile-unrealized-casts),"
+    "func.func(scan-expand-tanh,math-expand-ops{ops=tanh}),"
+    "convert-math-to-llvm,"
+    "gpu-to-llvm,"
+    "convert-to-llvm,"
+    "reconcile-unrealized-casts,"
+    "gpu-module-to-binary{format={format}},"
+    "canonicalize";
+
+struct GpuOptions : PassPipelineOptions<GpuOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("GPU architecture (sm_80, sm_90)"),
+                           llvm::cl::init("sm_80")};
+  Option<std::string> mode{
+      *this, "mode",
+      llvm::cl::desc("auto, host (time loop on the host, a kernel per "
+                     "parallel op per step) or kernel (a time loop in one "
+                     "kernel): see scan-gpu-form-kernels"),
+      llvm::cl::init("auto")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Device code in the gpu.binary: isa (PTX text), bin "
+                     "(cubin, needs ptxas) or fatbin"),
+      llvm::cl::init("isa")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block of grid kernels"),
+                            llvm::cl::init(128)};
+  Option<int64_t> kernelLimit{
+      *this, "kernel-limit",
+      llvm::cl::desc("mode=auto: widest parallel loop of a time loop run as "
+                     "one kernel"),
+      llvm::cl::init(1024)};
+};
+
+/// `text` with each `{name}` replaced.
+std::string substitute(llvm::StringRef text,
+                       llvm::ArrayRef<std::pair<llvm::StringRef, std::string>>
+                           values) {
+  std::string result = text.str();
+  for (auto [name, value] : values) {
+    std::string key = "{" + name.str() + "}";
+    for (size_t at = result.find(key); at != std::string::npos;
+         at = result.find(key, at + value.size()))
+      result.replace(at, key.size(), value);
+  }
+  return result;
+}
+
+/// Options are pasted into pipeline text: refuse what would change its
+/// meaning. Returns the error, or an empty string.
+std::string checkGpuOptions(const GpuOptions &options) {
+  auto word = [](llvm::StringRef s) {
+    return !s.empty() && llvm::all_of(s, [](char c) {
+      return llvm::isAlnum(c) || c == '_';
+    });
+  };
+  if (!word(options.chip) || !llvm::StringRef(options.chip).starts_with("sm_"))
+    return "scan-to-nvvm: chip must name an NVIDIA architecture such as "
+           "sm_80 or sm_90, not '" +
+           options.chip + "'";
+  if (options.mode != "auto" && options.mode != "host" &&
+      options.mode != "kernel")
+    return "scan-to-nvvm: mode must be auto, host or kernel, not '" +
+           options.mode + "'";
+  if (options.format != "isa" && options.format != "bin" &&
+      options.format != "fatbin")
+    return "scan-to-nvvm: format must be isa, bin or fatbin, not '" +
+           options.format + "'";
+  if (options.blockSize < 1 || options.blockSize > 1024)
+    return "scan-to-nvvm: block-size must be in [1, 1024]";
+  if (options.kernelLimit < 0)
+    return "scan-to-nvvm: kernel-limit must not be negative";
+  return "";
+}
+
+/// Registers a pipeline built from GpuOptions whose options are checked
+/// (a bad value is a reported error, never an abort).
+void registerGpuPipeline(
+    llvm::StringRef name, llvm::StringRef description,
+    std::function<std::vector<std::string>(const GpuOptions &)> parts) {
+  registerPassPipeline(
+      name, description,
+      [parts](OpPassManager &pm, llvm::StringRef text,
+              llvm::function_ref<LogicalResult(const llvm::Twine &)> error)
+          -> LogicalResult {
+        GpuOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::string message = checkGpuOptions(options); !message.empty())
+          return error(message);
+        std::vector<std::string> pieces = parts(options);
+        buildPipeline(pm, llvm::SmallVector<llvm::StringRef>(pieces.begin(),
+                                                             pieces.end()));
+        return success();
+      },
+      [](llvm::function_ref<void(const detail::PassOptions &)> handler) {
+        handler(GpuOptions());
+      });
+}
+
+/// `text` with the options' values in place of their `{name}`s.
+std::string withOptions(llvm::StringRef text, const GpuOptions &options) {
+  return substitute(text,
+                    {{"chip", options.chip},
+                     {"mode", options.mode},
+                     {"format", options.format},
+                     {"block-size", std::to_string(options.blockSize)},
+                     {"kernel-limit", std::to_string(options.kernelLimit)}});
+}
+
 } // namespace
 
 void mlir::scan::registerScanPassesAndPipelines() {
@@ -106,7 +252,8 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "Lower scans to scf and bufferize in place (convert-scan-to-scf, "
       "one-shot-bufferize, buffer deallocation)",
       [](OpPassManager &pm) {
-        buildPipeline(pm, {"convert-scan-to-scf", kBufferize});
+        buildPipeline(pm, {"convert-scan-to-scf", kBufferizeInPlace,
+                           kDeallocate});
       });
   // The two halves of the lowering after convert-scan-to-scf, by name, so
   // that `mlir_scan.compile` can stop between them (Program.ir stages).
@@ -114,7 +261,9 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "scan-bufferize-loops",
       "Bufferize the tensor scf loops convert-scan-to-scf leaves, in place "
       "(the second half of scan-bufferize)",
-      [](OpPassManager &pm) { buildPipeline(pm, {kBufferize}); });
+      [](OpPassManager &pm) {
+        buildPipeline(pm, {kBufferizeInPlace, kDeallocate});
+      });
   PassPipelineRegistration<LoweringOptions>(
       "scan-buffers-to-llvm",
       "Lower the bufferized loops to the LLVM dialect: loop order, vector "
@@ -132,7 +281,57 @@ void mlir::scan::registerScanPassesAndPipelines() {
         if (options.checks)
           parts.push_back("scan-runtime-verification");
         std::string lower = toLLVM(options.vectorize);
-        parts.append({"convert-scan-to-scf", kBufferize, lower});
+        parts.append({"convert-scan-to-scf", kBufferizeInPlace, kDeallocate,
+                      lower});
         buildPipeline(pm, parts);
+      });
+  // The GPU lowering in two stages, so that `mlir_scan.compile(...,
+  // target="cuda")` can show the kernels before NVVM.
+  PassPipelineRegistration<>(
+      "scan-gpu-bufferize-loops",
+      "Bufferize the tensor scf loops for the GPU: as scan-bufferize-loops, "
+      "with per-step allocations hoisted out of loops",
+      [](OpPassManager &pm) {
+        buildPipeline(pm, {kBufferizeInPlace, kBufferizeForGpu, kDeallocate});
+      });
+  registerGpuPipeline(
+      "scan-gpu-kernels",
+      "Put the buffers of bufferized functions in device memory and their "
+      "work in kernels (gpu.launch, host or single-kernel mode; options "
+      "mode, block-size, kernel-limit)",
+      [](const GpuOptions &options) -> std::vector<std::string> {
+        return {withOptions(kFormKernels, options)};
+      });
+  registerGpuPipeline(
+      "scan-buffers-to-gpu",
+      "scan-gpu-kernels, then one asynchronous stream for the host's GPU "
+      "operations and the kernels outlined into gpu.module ops",
+      [](const GpuOptions &options) -> std::vector<std::string> {
+        return {withOptions(kFormKernels, options), kLaunchKernels.str()};
+      });
+  registerGpuPipeline(
+      "scan-gpu-to-nvvm",
+      "Lower outlined kernels to NVVM and PTX (a gpu.binary) and the host "
+      "code to the LLVM dialect calling the GPU runtime (options chip, "
+      "format)",
+      [](const GpuOptions &options) -> std::vector<std::string> {
+        return {withOptions(kToNVVM, options)};
+      });
+  registerGpuPipeline(
+      "scan-to-nvvm",
+      "The whole GPU pipeline: scan-optimize, scans to scf, bufferization, "
+      "device memory, kernels (host or single-kernel mode), NVVM and PTX "
+      "(options chip, mode, format, block-size, kernel-limit)",
+      [](const GpuOptions &options) -> std::vector<std::string> {
+        return {"scan-optimize",
+                "convert-scan-to-scf",
+                "canonicalize",
+                "cse",
+                kBufferizeInPlace.str(),
+                kBufferizeForGpu.str(),
+                kDeallocate.str(),
+                withOptions(kFormKernels, options),
+                kLaunchKernels.str(),
+                withOptions(kToNVVM, options)};
       });
 }

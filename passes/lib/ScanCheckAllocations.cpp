@@ -31,11 +31,15 @@ using namespace mlir::scan;
 
 namespace {
 
-/// Byte counts from 2**63 up are refused: the allocator takes a size_t, but
-/// no such block can exist and half the range keeps every sum below safe.
-constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
+/// Heap byte counts from 2**63 up are refused: the allocator takes a size_t,
+/// but no such block can exist and half the range keeps every sum below safe.
+constexpr int64_t kMaxHeapBytes = std::numeric_limits<int64_t>::max();
+/// A `memref.alloca` larger than this would overflow the stack of a thread
+/// (8 MiB by default, shared with everything below the call).
+constexpr int64_t kMaxStackBytes = int64_t(1) << 20;
 
-/// `@__mlir_scan_fail_alloc(i64 elementBytes, i64 rank, !llvm.ptr sizes)`.
+/// `@__mlir_scan_fail_alloc(i64 elementBytes, i64 rank, !llvm.ptr sizes,
+/// i64 limit)`.
 void declareFailAlloc(ModuleOp module) {
   if (SymbolTable::lookupSymbolIn(module, kScanFailAllocFunc))
     return;
@@ -43,14 +47,14 @@ void declareFailAlloc(ModuleOp module) {
   Type i64 = b.getI64Type();
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   auto fail = func::FuncOp::create(b, module.getLoc(), kScanFailAllocFunc,
-                                   b.getFunctionType({i64, i64, ptr}, {}));
+                                   b.getFunctionType({i64, i64, ptr, i64}, {}));
   fail.setPrivate();
 }
 
 /// Emits, in the `then` block of a failure branch, the call that reports
-/// `sizes` (one i64 per dimension) and ends the call.
+/// `sizes` (one i64 per dimension) against `limit` bytes and ends the call.
 void emitFailAlloc(OpBuilder &b, Location loc, int64_t elementBytes,
-                   ArrayRef<Value> sizes) {
+                   ArrayRef<Value> sizes, int64_t limit) {
   Type i64 = b.getI64Type();
   auto shapeType = MemRefType::get({int64_t(sizes.size())}, i64);
   Value shape = memref::AllocaOp::create(b, loc, shapeType);
@@ -65,7 +69,7 @@ void emitFailAlloc(OpBuilder &b, Location loc, int64_t elementBytes,
   Value args[] = {
       arith::ConstantIntOp::create(b, loc, elementBytes, 64),
       arith::ConstantIntOp::create(b, loc, int64_t(sizes.size()), 64),
-      pointer};
+      pointer, arith::ConstantIntOp::create(b, loc, limit, 64)};
   func::CallOp::create(b, loc, kScanFailAllocFunc, TypeRange{}, args);
 }
 
@@ -78,10 +82,10 @@ std::optional<int64_t> elementBytes(MemRefType type, Operation *op) {
   return int64_t(layout.getTypeSize(element).getFixedValue());
 }
 
-/// Adds the size check before `alloc` (a memref.alloc or memref.alloca);
-/// false when none is needed.
+/// Adds the size check before `alloc` (a memref.alloc or memref.alloca, at
+/// most `limit` bytes); false when none is needed.
 bool checkAllocation(Operation *alloc, MemRefType type,
-                     OperandRange dynamicSizes) {
+                     OperandRange dynamicSizes, int64_t limit) {
   std::optional<int64_t> bytes = elementBytes(type, alloc);
   if (!bytes || *bytes <= 0)
     return false;
@@ -91,6 +95,7 @@ bool checkAllocation(Operation *alloc, MemRefType type,
   for (int64_t size : type.getShape())
     if (!ShapedType::isDynamic(size))
       staticOverflow |= llvm::MulOverflow(staticBytes, size, staticBytes);
+  staticOverflow |= staticBytes > limit;
   if (!staticOverflow && dynamicSizes.empty())
     return false;
 
@@ -118,14 +123,14 @@ bool checkAllocation(Operation *alloc, MemRefType type,
         b, loc, bad, arith::OrIOp::create(b, loc, negative, wrapped));
     total = product.getLow();
   }
-  // At least 2**63 bytes: the low word reads as negative.
-  Value huge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total,
-                                     arith::ConstantIntOp::create(
-                                         b, loc, kMaxBytes, 64));
+  // Unsigned: a byte count of 2**63 or more reads as negative.
+  Value huge = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt, total,
+      arith::ConstantIntOp::create(b, loc, limit, 64));
   bad = arith::OrIOp::create(b, loc, bad, huge);
   auto ifBad = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifBad.thenBlock());
-  emitFailAlloc(b, loc, *bytes, sizes);
+  emitFailAlloc(b, loc, *bytes, sizes, limit);
   return true;
 }
 
@@ -142,9 +147,11 @@ struct ScanCheckAllocationsPass
     for (Operation *op : allocations) {
       bool added = false;
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
-        added = checkAllocation(op, alloc.getType(), alloc.getDynamicSizes());
+        added = checkAllocation(op, alloc.getType(), alloc.getDynamicSizes(),
+                                kMaxHeapBytes);
       else if (auto alloca = dyn_cast<memref::AllocaOp>(op))
-        added = checkAllocation(op, alloca.getType(), alloca.getDynamicSizes());
+        added = checkAllocation(op, alloca.getType(),
+                                alloca.getDynamicSizes(), kMaxStackBytes);
       checked += added;
     }
     if (checked)

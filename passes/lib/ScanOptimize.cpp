@@ -12,6 +12,8 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <deque>
+
 namespace mlir {
 namespace scan {
 #define GEN_PASS_DEF_SCANOPTIMIZE
@@ -36,6 +38,9 @@ constexpr llvm::StringLiteral kRound =
 struct ScanOptimizePass
     : scan::impl::ScanOptimizeBase<ScanOptimizePass> {
   using ScanOptimizeBase::ScanOptimizeBase;
+  // A clone shares the round's pipelines but has statistics of its own.
+  ScanOptimizePass(const ScanOptimizePass &other)
+      : ScanOptimizeBase(other), round(other.round) {}
 
   LogicalResult initialize(MLIRContext *context) override {
     // One pass manager per pass of the round: the self-folds that abort
@@ -67,8 +72,10 @@ struct ScanOptimizePass
     for (unsigned i = 0; i < maxIterations; ++i) {
       OperationFingerPrint before(getOperation());
       for (std::shared_ptr<OpPassManager> &pm : round) {
+        SmallVector<uint64_t> counts = statisticValues(*pm);
         if (failed(runPipeline(*pm, getOperation())))
           return signalPassFailure();
+        forwardStatistics(*pm, counts);
         scan::materializeSelfFolds(getOperation());
       }
       ++numRounds;
@@ -77,7 +84,48 @@ struct ScanOptimizePass
     }
   }
 
+  /// The current values of the statistics of the passes in `pm`.
+  static SmallVector<uint64_t> statisticValues(OpPassManager &pm) {
+    SmallVector<uint64_t> values;
+    for (Pass &pass : pm.getPasses())
+      for (Pass::Statistic *statistic : pass.getStatistics())
+        values.push_back(statistic->getValue());
+    return values;
+  }
+
+  /// Adds what the passes of `pm` counted since `before` to statistics of
+  /// this pass named "<pass>: <statistic>", so that --mlir-pass-statistics
+  /// shows what each rewrite of the round did (the round's pass managers
+  /// are not part of the printed pipeline).
+  void forwardStatistics(OpPassManager &pm, ArrayRef<uint64_t> before) {
+    unsigned i = 0;
+    for (Pass &pass : pm.getPasses()) {
+      for (Pass::Statistic *statistic : pass.getStatistics()) {
+        // Most passes add to their statistics; a few (cse) assign this
+        // run's count.
+        uint64_t after = statistic->getValue(), previous = before[i++];
+        uint64_t delta = after >= previous ? after - previous : after;
+        if (delta == 0)
+          continue;
+        std::string name =
+            (pass.getArgument() + ": " + statistic->getName()).str();
+        auto [it, inserted] = forwarded.try_emplace(name);
+        if (inserted) {
+          names.push_back(name);
+          descriptions.push_back(statistic->getDesc());
+          it->second = std::make_unique<Statistic>(
+              this, names.back().c_str(), descriptions.back().c_str());
+        }
+        *it->second += delta;
+      }
+    }
+  }
+
   SmallVector<std::shared_ptr<OpPassManager>> round;
+  /// Statistics of the round's passes, forwarded (names and descriptions
+  /// must outlive them: deques never move their elements).
+  llvm::StringMap<std::unique_ptr<Statistic>> forwarded;
+  std::deque<std::string> names, descriptions;
 };
 
 } // namespace

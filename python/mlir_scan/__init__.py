@@ -50,6 +50,7 @@ _MOVED = {
     "ops_shape": "builder.ops.shape",
     "ops_subtensor": "builder.ops.subtensor",
     "random": "builder.tensor.shared_randomstreams",
+    "sandbox": "builder.sandbox",
     "scan_module": "builder.scan_module",
     "scan_op": "builder.ops.scan",
     "sharedvar": "builder.sharedvar",
@@ -70,13 +71,26 @@ def _alias_moved_modules() -> None:
 _alias_moved_modules()
 
 from .builder import (  # noqa: E402,A004
-    Function, MissingInputError, SharedVariable, UnusedInputError, config, disconnected_grad, dot, foldl, foldr,
-    function, grad, gradient, hessian, jacobian, map, reduce, scan, scan_checkpoints, scan_module, shared, tensor,
-    until,
+    Function, In, MissingInputError, Out, SharedVariable, UnusedInputError, clone, clone_replace, config,
+    disconnected_grad, dot, foldl, foldr, function, grad, gradient, hessian, jacobian, map, reduce, scan,
+    scan_checkpoints, scan_module, shared, tensor, until,
 )
 
 __all__ += [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
-    "MissingInputError", "UnusedInputError", "gradient", "grad", "jacobian", "hessian", "disconnected_grad",
+    "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox", "gradient",
+    "grad", "jacobian", "hessian", "disconnected_grad",
 ]
+
+
+# Module paths of Theano's and PyTensor's graph utilities: ``theano.gof.graph``
+# and ``pytensor.graph.basic`` are :mod:`mlir_scan.graph`.
+import types as _types  # noqa: E402
+
+graph.basic = graph  # type: ignore[name-defined]  # noqa: F821
+sys.modules[f"{__name__}.graph.basic"] = graph  # type: ignore[name-defined]  # noqa: F821
+gof = _types.ModuleType(f"{__name__}.gof", "Theano's theano.gof: the graph utilities (gof.graph).")
+gof.graph = graph  # type: ignore[name-defined]  # noqa: F821
+sys.modules[gof.__name__] = gof
+sys.modules[f"{__name__}.gof.graph"] = graph  # type: ignore[name-defined]  # noqa: F821

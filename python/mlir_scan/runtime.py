@@ -48,7 +48,7 @@ import numpy as np
 
 from mlir import execution_engine, ir, passmanager
 
-from . import _registration
+from . import _native, _registration
 
 __all__ = ["Program", "compile", "STAGES"]
 
@@ -134,8 +134,6 @@ def _runtime_symbols() -> dict[str, int]:
 
 
 _RUNTIME_SYMBOLS = _runtime_symbols()
-_INVOKE = _registration.runtime_library().mlirScanInvoke
-_FREE = _registration.runtime_library().mlirScanFree
 
 _SCALAR_DTYPES = {
     "f32": np.float32,
@@ -236,61 +234,23 @@ def _descriptor_type(rank: int, dtype: np.dtype) -> type[ctypes.Structure]:
 _DESCRIPTORS: dict[tuple[int, np.dtype], type[ctypes.Structure]] = {}
 
 
-class _OwnedAllocation:
-    """Frees a buffer the native code allocated (with the programs' allocator,
-    python/runtime/ScanAllocator.cpp) when the last array using it dies."""
+class _Function(_native.Function):
+    """A compiled public function, callable on NumPy arrays and scalars.
 
-    __slots__ = ("address",)
-
-    def __init__(self, address: int):
-        self.address = address
-
-    # The free function is bound now: at interpreter exit, arrays can die
-    # after this module's globals are gone.
-    def __del__(self, _free=_FREE) -> None:
-        _free(self.address)
-
-
-def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
-
-
-def _array_from_descriptor(desc: ctypes.Structure, t: _Type) -> np.ndarray:
-    """A NumPy array over a returned buffer; the array owns the allocation
-    (zero copy: the buffer is freed when the last array using it dies)."""
-    shape = tuple(desc.sizes)
-    allocated = desc.allocated
-    owner = _OwnedAllocation(allocated) if allocated else None
-    count = math.prod(shape)
-    if count == 0:
-        return np.empty(shape, dtype=t.dtype)
-    itemsize = t.dtype.itemsize
-    address = desc.aligned + desc.offset * itemsize
-    strides = tuple(desc.strides)
-    span = max(1 + sum((n - 1) * s for n, s in zip(shape, strides)), count)
-    raw = (ctypes.c_char * (span * itemsize)).from_address(address)
-    raw._mlir_scan_owner = owner  # keeps the allocation alive with the array
-    flat = np.frombuffer(raw, dtype=t.dtype)
-    if strides == _contiguous_strides(shape):
-        return flat[:count].reshape(shape)
-    return np.lib.stride_tricks.as_strided(
-        flat, shape=shape, strides=tuple(s * itemsize for s in strides)
-    )
-
-
-class _Function:
-    """A compiled public function, callable on NumPy arrays and scalars."""
+    Calls go through the native call path (python/native/ScanNative.cpp):
+    exact arguments (an ndarray of the right dtype, rank and static sizes,
+    C-contiguous; a Python or NumPy scalar of the right kind and range) are
+    passed without a Python-level step; anything else goes through
+    :meth:`_coerce`, which converts it or raises the error that names it.
+    Results are NumPy arrays that own the memory the program allocated.
+    """
 
     def __init__(self, program: "Program", name: str, args: list[_Type], results: list[_Type]):
+        # The native part is bound by _bind() once the program is compiled.
         self._program = program
         self.__name__ = name
         self.args = args
         self.results = results
-        self._native = None
 
     def __repr__(self) -> str:
         sig = ", ".join(a.text for a in self.args)
@@ -298,49 +258,45 @@ class _Function:
         return f"<compiled @{self.__name__}({sig}) -> ({res})>"
 
     def _bind(self) -> None:
-        """Looks up the packed entry point and lays out its argument slots.
+        """Binds the packed entry point and the signature's layout.
 
         The ExecutionEngine gives every external function `g` a packed
         wrapper `_mlir_g(void **args)`: ``args[i]`` points at argument i and
         the last slot at the result. Here `g` is the C-interface wrapper
         ``_mlir_ciface_<name>``, whose first argument points at the result
-        struct when the function returns tensors (or several values).
+        struct when the function returns tensors (or several values); the
+        struct's layout is ctypes' (the C layout the lowering uses).
         """
-        result_fields = []
+        fields = []
         for i, r in enumerate(self.results):
             ctype = _descriptor_type(len(r.shape), r.dtype) if r.is_tensor else _CTYPES[r.dtype]
-            result_fields.append((f"r{i}", ctype))
-        self._result_struct = None
-        self._scalar_result = None
-        if len(self.results) == 1 and not self.results[0].is_tensor:
-            self._scalar_result = result_fields[0][1]
-        elif self.results:
-            if len(self.results) == 1:
-                self._result_struct = result_fields[0][1]
-            else:
-                self._result_struct = type(
-                    "Results", (ctypes.Structure,), {"_fields_": result_fields}
-                )
-        slots = len(self.args) + (self._result_struct is not None) + (self._scalar_result is not None)
-        self._slots = ctypes.c_void_p * max(slots, 1)
-        self._native = self._program._lookup("_mlir__mlir_ciface_" + self.__name__)
+            fields.append((f"r{i}", ctype))
+        through_struct = bool(self.results) and not (len(self.results) == 1 and not self.results[0].is_tensor)
+        struct = type("Results", (ctypes.Structure,), {"_fields_": fields})
+        result_specs = [(r.is_tensor, r.dtype.num, _static_dims(r), getattr(struct, f"r{i}").offset)
+                        for i, r in enumerate(self.results)]
+        arg_specs = [(a.is_tensor, a.dtype.num, _static_dims(a), 0) for a in self.args]
+        entry = self._program._lookup("_mlir__mlir_ciface_" + self.__name__)
+        _native.Function.__init__(self, entry, arg_specs, result_specs, ctypes.sizeof(struct),
+                                  through_struct, self._coerce, self._raise_error)
 
-    def _convert_arg(self, i: int, value: Any, t: _Type) -> tuple[Any, Any]:
-        """(the ctypes argument, an object to keep alive during the call)."""
-        if not t.is_tensor:
-            # Fast path: a Python/NumPy scalar of the right kind and range.
-            kind = type(value)
-            if (kind is int or kind is t.dtype.type) and t.dtype.kind in "iu":
-                if t.min <= value <= t.max:
-                    return _CTYPES[t.dtype](value), None
-            elif (kind is float or kind is t.dtype.type) and t.dtype.kind == "f":
-                return _CTYPES[t.dtype](value), None
+    def _raise_error(self, kind: int, code: int, item: int, have: int, need: int,
+                     message: bytes) -> Exception:
+        """The exception of a failed call (the native path raises it)."""
+        error = _CallError(kind=kind, code=code, item=item, have=have, need=need, message=message)
+        return _call_error(error, self._program._source)
+
+    def _coerce(self, i: int, value: Any) -> Any:
+        """Argument `i` converted for the native path, or the error naming it:
+        a C-contiguous ndarray of the argument's dtype and rank, or a Python
+        scalar of its kind and range."""
+        t = self.args[i]
         what = f"argument #{i} of @{self.__name__} ({t.text})"
         if not t.is_tensor:
             if t.dtype.kind == "f" and isinstance(value, int) and not isinstance(value, bool):
                 if abs(value) > float(np.finfo(t.dtype).max):
                     raise ValueError(f"{what}: the integer {_short(value)} is too large for {t.text}")
-                return _CTYPES[t.dtype](float(value)), None
+                return float(value)
             if isinstance(value, np.ndarray) and value.ndim != 0:
                 raise TypeError(f"{what}: expected a scalar, got an array of shape {value.shape}")
             kind = np.asarray(value).dtype
@@ -352,7 +308,9 @@ class _Function:
                 raise TypeError(f"{what}: expected a bool, got {type(value).__name__}")
             if t.dtype.kind in "iu" and not t.min <= int(value) <= t.max:
                 raise ValueError(f"{what}: {value} does not fit in {t.text}")
-            return _CTYPES[t.dtype](value.item() if isinstance(value, np.generic) else value), None
+            if t.dtype.kind == "f":
+                return float(value)
+            return bool(value) if t.dtype.kind == "b" else int(value)
         if isinstance(value, np.ndarray):
             if value.dtype != t.dtype:
                 raise TypeError(
@@ -370,75 +328,16 @@ class _Function:
         if array.ndim != len(t.shape):
             raise ValueError(f"{what}: expected rank {len(t.shape)}, got {_kind_of(value, array)} "
                              f"of shape {array.shape}")
-        array = np.ascontiguousarray(array, dtype=t.dtype)
         for d, (have, want) in enumerate(zip(array.shape, t.shape)):
             if want is not None and have != want:
                 raise ValueError(f"{what}: dimension {d} must be {want}, got shape {array.shape}")
-        desc = _descriptor_type(array.ndim, t.dtype)()
-        ptr = array.ctypes.data
-        desc.allocated = ptr
-        desc.aligned = ptr
-        desc.offset = 0
-        for d in range(array.ndim):
-            desc.sizes[d] = array.shape[d]
-            desc.strides[d] = array.strides[d] // t.dtype.itemsize
-        return ctypes.pointer(desc), array
-
-    def __call__(self, *values: Any) -> Any:
-        if len(values) != len(self.args):
-            raise TypeError(
-                f"@{self.__name__} takes {len(self.args)} arguments, got {len(values)}"
-            )
-        if self._native is None:
-            self._bind()
-        slots = self._slots()
-        keep: list[Any] = []  # what the slots point into, alive during the call
-        first = 0
-        result_struct = None
-        if self._result_struct is not None:
-            result_struct = self._result_struct()
-            pointer = ctypes.c_void_p(ctypes.addressof(result_struct))
-            keep.append(pointer)
-            slots[0] = ctypes.addressof(pointer)
-            first = 1
-        for i, (v, t) in enumerate(zip(values, self.args)):
-            arg, owner = self._convert_arg(i, v, t)
-            keep.append(arg)
-            keep.append(owner)
-            slots[first + i] = ctypes.addressof(arg)
-        scalar = None
-        if self._scalar_result is not None:
-            scalar = self._scalar_result()
-            slots[len(self.args)] = ctypes.addressof(scalar)
-        error = _thread_error()
-        if _INVOKE(self._native, slots, ctypes.addressof(error)):
-            raise _call_error(error, self._program._source)
-        del keep  # the inputs were only needed during the call
-
-        outputs: list[Any] = []
-        if scalar is not None:
-            outputs.append(self.results[0].dtype.type(scalar.value))
-        elif result_struct is None:
-            pass
-        elif len(self.results) == 1:
-            outputs.append(_array_from_descriptor(result_struct, self.results[0]))
-        else:
-            for i, r in enumerate(self.results):
-                field = getattr(result_struct, f"r{i}")
-                outputs.append(
-                    _array_from_descriptor(field, r) if r.is_tensor else r.dtype.type(field)
-                )
-        if not outputs:
-            return None
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        # A fresh array of exactly the native type (ndarray subclasses, other
+        # byte orders and non-C strides are copied).
+        return np.array(array, dtype=t.dtype.newbyteorder("="), order="C", copy=True, subok=False)
 
 
-def _thread_error() -> _CallError:
-    """This thread's error record (one call at a time runs on a thread)."""
-    error = getattr(_thread_state, "error", None)
-    if error is None:
-        error = _thread_state.error = _CallError()
-    return error
+def _static_dims(t: _Type) -> tuple[int, ...]:
+    return tuple(-1 if d is None else d for d in t.shape) if t.is_tensor else ()
 
 
 def _short(value: int) -> str:
@@ -450,7 +349,7 @@ def _kind_of(value: Any, array: np.ndarray) -> str:
     if isinstance(value, (np.ndarray, np.generic)):
         return f"a NumPy {'scalar' if isinstance(value, np.generic) else 'array'} of dtype {array.dtype.name}"
     if array.dtype == object:
-        return f"{type(value).__name__} values"
+        return f"a {type(value).__name__} of Python objects"
     return f"{array.dtype.name} values"
 
 
@@ -468,6 +367,21 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
             entries["bufferization.writable"] = ir.BoolAttr.get(False)
         dicts.append(ir.DictAttr.get(entries))
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(dicts)
+
+
+def _check_options(optimize: Any, opt_level: Any) -> None:
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
+        raise ValueError(f"compile: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    if not isinstance(optimize, (bool, str)):
+        raise TypeError(f"compile: optimize must be a bool or a pass pipeline string, "
+                        f"got {type(optimize).__name__}")
+
+
+def _rewrites(optimize: bool | str) -> str:
+    """The rewrite pipeline of the "optimized" stage."""
+    if isinstance(optimize, str):
+        return optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
+    return _OPTIMIZE if optimize else ""
 
 
 _thread_state = threading.local()
@@ -578,11 +492,15 @@ class Program:
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True):
-        if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
-            raise ValueError(f"compile: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
-        if not isinstance(optimize, (bool, str)):
-            raise TypeError(f"compile: optimize must be a bool or a pass pipeline string, "
-                            f"got {type(optimize).__name__}")
+        _check_options(optimize, opt_level)
+        steps = [("optimized", _rewrites(optimize)), ("scf", (_VERIFY if checks else "") + _TO_SCF),
+                 ("bufferized", _BUFFERIZE),
+                 ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
+        module = self._compile(source, steps)
+        self._load(module, opt_level)
+
+    def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]]) -> ir.Module:
+        """Parses `source` and runs the (stage, pipeline) `steps`, keeping each stage's IR."""
         _registration.register_passes()
         self._context = _compile_context()
         text = str(source) if isinstance(source, ir.Module) else source
@@ -594,13 +512,6 @@ class Program:
             module = ir.Module.parse(text)
             self._functions = self._collect_functions(module)
             self._stages["input"] = str(module)
-            if isinstance(optimize, str):
-                rewrites = optimize  # a pass pipeline, e.g. "scan-push-out-seq,canonicalize"
-            else:
-                rewrites = _OPTIMIZE if optimize else ""
-            steps = [("optimized", rewrites), ("scf", (_VERIFY if checks else "") + _TO_SCF),
-                     ("bufferized", _BUFFERIZE),
-                     ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
             for stage, pipeline in steps:
                 if pipeline:
                     if stage == "optimized":
@@ -615,12 +526,19 @@ class Program:
                     _compile_once(module)
                     _check_external_symbols(module)
                 self._stages[stage] = str(module)
-            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level)
+        return module
+
+    def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = ()) -> None:
+        """JIT-compiles the lowered `module` and binds the public functions."""
+        with self._context:
+            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level,
+                                                            shared_libs=list(shared_libs))
         # Before the first lookup, which compiles: allocation, failures and
         # copies come from the run-time library (python/runtime/).
         for symbol, address in _RUNTIME_SYMBOLS.items():
             self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
         for name, fn in self._functions.items():
+            fn._bind()  # the first lookup JIT-compiles the module
             setattr(self, name, fn)
 
     def _collect_functions(self, module: ir.Module) -> dict[str, _Function]:
@@ -666,7 +584,8 @@ class Program:
 
 
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
-            vectorize: bool = True, checks: bool = True) -> Program:
+            vectorize: bool = True, checks: bool = True, target: str = "cpu",
+            **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -680,5 +599,16 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     own ops (``scan-runtime-verification``: mismatched dynamic sizes,
     out-of-bounds indices), for IR known to be correct; the scans' own checks
     and the allocation checks always stay.
+
+    ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
+    options ``chip``, ``mode``, ``format``, ``emulate``).
     """
+    if target == "cuda":
+        from .cuda import CudaProgram
+
+        return CudaProgram(source, optimize=optimize, opt_level=opt_level, **cuda_options)
+    if target != "cpu":
+        raise ValueError(f"compile: target must be 'cpu' or 'cuda', not {target!r}")
+    if cuda_options:
+        raise TypeError(f"compile: {', '.join(sorted(cuda_options))} only apply to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks)

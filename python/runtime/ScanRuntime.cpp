@@ -35,7 +35,7 @@ void format(CallError &error, const char *fmt, ...) {
   va_end(args);
 }
 
-/// The message of a scan check (codes 1-4), from its numbers.
+/// The message of a scan check (codes 1-4 and 8), from its numbers.
 void formatScanCheck(CallError &e) {
   switch (static_cast<ScanErrorCode>(e.code)) {
   case ScanErrorCode::NegativeSteps:
@@ -57,6 +57,20 @@ void formatScanCheck(CallError &e) {
     format(e,
            "scan: mitsot #%" PRId64 " init has %" PRId64
            " rows but its taps need %" PRId64,
+           e.item, e.have, e.need);
+    return;
+  case ScanErrorCode::RowSizeMismatch:
+    format(e,
+           "scan: result #%" PRId64 ": a step yielded a row of size %" PRId64
+           " where the result's rows have size %" PRId64
+           " (every step must yield rows of one shape, the init's for a state)",
+             e.item, e.have, e.need);
+    return;
+  case ScanErrorCode::NitSotRowSize:
+    format(e,
+           "scan: nitsot #%" PRId64 ": a step's row has size %" PRId64
+           " where the first step's rows have %" PRId64
+           " (all rows of an output must have one shape)",
            e.item, e.have, e.need);
     return;
   case ScanErrorCode::BuilderValueError:
@@ -136,14 +150,16 @@ __mlir_scan_fail(int64_t code, int64_t item, int64_t have, int64_t need) {
 }
 
 /// A buffer whose shape (`rank` sizes at `sizes`, elements of `elementBytes`
-/// bytes) has a negative size or a byte count that does not fit in 63 bits
+/// bytes) has a negative size or more bytes than `limit` (2**63 - 1 for the
+/// heap: a byte count that does not fit in 63 bits; less for the stack)
 /// (scan-check-allocations).
 MLIR_SCAN_RUNTIME_EXPORT [[noreturn]] void
-__mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank,
-                       const int64_t *sizes) {
+__mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank, const int64_t *sizes,
+                       int64_t limit) {
   CallError e{};
   e.code = static_cast<int64_t>(ScanErrorCode::BadAllocation);
   e.item = elementBytes;
+  e.need = limit;
   bool negative = false;
   char shape[640] = "";
   size_t used = 0;
@@ -156,12 +172,18 @@ __mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank,
   e.kind = static_cast<int64_t>(negative ? ErrorKind::Value : ErrorKind::Memory);
   if (negative)
     format(e, "cannot allocate a buffer of shape (%s): negative size", shape);
-  else
+  else if (limit == INT64_MAX)
     format(e,
            "cannot allocate a buffer of shape (%s) of %" PRId64
            "-byte elements: its size does not fit in memory (more than "
            "2**63 bytes)",
            shape, elementBytes);
+  else
+    format(e,
+           "cannot allocate a buffer of shape (%s) of %" PRId64
+           "-byte elements on the stack: more than %" PRId64
+           " bytes (memref.alloca; use memref.alloc)",
+           shape, elementBytes, limit);
   fail(e);
 }
 

@@ -189,6 +189,132 @@ func.func @until_scalar(%x0: f64, %max: f64) -> tensor<?xf64> {
   return %r : tensor<?xf64>
 }
 
+// until with a dynamic n_steps: the buffer is never sized from n_steps. It
+// starts at min(n_steps, 131072) rows (1 MiB of f64), is carried by the
+// scf.while, and a step that finds it full moves the t rows written so far
+// into a buffer of min(2 * capacity, n_steps) rows.
+
+// CHECK-LABEL: func.func @until_grows
+// CHECK-SAME:    (%[[N:[^:]*]]: index
+// CHECK:         %[[STEPS:.*]] = arith.select
+// CHECK:         %[[FIRST:.*]] = arith.minsi %[[STEPS]], %c131072
+// CHECK:         %[[BUF:.*]] = memref.alloc(%[[FIRST]])
+// CHECK:         scf.while ({{.*}}, %{{.*}} = %[[BUF]]) : (index, i1, f64, memref<?xf64>)
+// CHECK:         } do {
+// CHECK:         ^bb0(%[[T:.*]]: index, %{{.*}}: f64, %[[CUR:.*]]: memref<?xf64>):
+// CHECK:           %[[CAP:.*]] = memref.dim %[[CUR]], %c0
+// CHECK:           %[[FULL:.*]] = arith.cmpi eq, %[[T]], %[[CAP]]
+// CHECK:           %[[STEP_BUF:.*]] = scf.if %[[FULL]] -> (memref<?xf64>) {
+// CHECK:             %[[DOUBLED:.*]] = arith.addi %[[CAP]], %[[CAP]]
+// CHECK:             %[[ROWS:.*]] = arith.select %{{.*}}, %[[STEPS]], %[[DOUBLED]]
+// CHECK:             %[[NEW:.*]] = memref.alloc(%[[ROWS]])
+// CHECK:             memref.copy
+// CHECK:             scf.yield %[[NEW]]
+// CHECK:           } else {
+// CHECK:             scf.yield %[[CUR]]
+// CHECK:           memref.store %{{.*}}, %[[STEP_BUF]][%[[T]]]
+// CHECK:           scf.yield {{.*}}, %[[STEP_BUF]] :
+func.func @until_grows(%n: index, %x0: f64, %max: f64) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) until sitsot(%x0 : f64) nonsequences(%max : f64) {
+  ^bb0(%x: f64, %m: f64):
+    %two = arith.constant 2.0 : f64
+    %y = arith.mulf %x, %two : f64
+    %stop = arith.cmpf ogt, %y, %m : f64
+    scan.yield %y, %stop : f64, i1
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// A yielded row with dynamic sizes is checked against the buffer's rows
+// before it is written (code 8): the verifier only checks types, and a
+// longer row would be written past its row.
+
+// CHECK-LABEL: func.func @row_sizes_checked
+// CHECK-SAME:    (%{{.*}}: index, %[[H0:[^:]*]]: tensor<?xf64>
+// CHECK:         %[[NEED:.*]] = tensor.dim %[[H0]], %c0
+// CHECK:         scf.for
+// CHECK:           %[[HAVE:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?xf64>
+// CHECK:           %[[BAD:.*]] = arith.cmpi ne, %[[HAVE]], %[[NEED]]
+// CHECK:           scf.if %[[BAD]] {
+// CHECK:             call @__mlir_scan_fail(%c8_i64,
+// CHECK:           bufferization.materialize_in_destination
+func.func @row_sizes_checked(%n: index, %h0: tensor<?xf64>, %o: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%o : tensor<?xf64>) {
+  ^bb0(%h: tensor<?xf64>, %other: tensor<?xf64>):
+    scan.yield %other : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+
+// A nitsot whose rows have a size known only when a step runs (%k rows, %k a
+// non-sequence): the buffer starts with row size 0 and is carried by the
+// loop; step 0 allocates it with its row's size (Theano's way), every later
+// step checks its row against it (code 9, NitSotRowSize).
+
+// CHECK-LABEL: func.func @nitsot_dynamic_rows
+// CHECK-SAME:    (%[[N:[^:]*]]: index, %[[K:[^:]*]]: index
+// CHECK:         %[[ROWS:.*]] = arith.select
+// CHECK:         %[[B0:.*]] = memref.alloc(%[[ROWS]]) {{.*}} : memref<?x0xf32>
+// CHECK:         %[[C0:.*]] = memref.cast %[[B0]] : memref<?x0xf32> to memref<?x?xf32>
+// CHECK:         %[[LOOP:.*]] = scf.for %[[T:.*]] = %{{.*}} to %[[ROWS]] step %{{.*}} iter_args(%[[BUF:.*]] = %[[C0]]) -> (memref<?x?xf32>)
+// CHECK:           %[[ROW:.*]] = linalg.fill
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %c0
+// CHECK:           %[[LATER:.*]] = arith.cmpi ne, %[[T]], %c0
+// CHECK:           %[[HAVE:.*]] = memref.dim %[[BUF]], %c1
+// CHECK:           %[[DIFF:.*]] = arith.cmpi ne, %[[K]], %[[HAVE]]
+// CHECK:           %[[BAD:.*]] = arith.andi %[[LATER]], %[[DIFF]]
+// CHECK:           scf.if %[[BAD]] {
+// CHECK:             func.call @__mlir_scan_fail(%c9_i64,
+// CHECK:           %[[NEW:.*]] = scf.if %[[FIRST]] -> (memref<?x?xf32>) {
+// CHECK:             memref.alloc(%{{.*}}, %[[K]])
+// CHECK:           } else {
+// CHECK:             scf.yield %[[BUF]]
+// CHECK:           memref.subview %[[NEW]][%[[T]], 0]
+// CHECK:           bufferization.materialize_in_destination %[[ROW]]
+// CHECK:           scf.yield %[[NEW]] : memref<?x?xf32>
+// CHECK:         bufferization.to_tensor %[[LOOP]] restrict
+func.func @nitsot_dynamic_rows(%n: index, %k: index, %v: f32) -> tensor<?x?xf32> {
+  %r = scan.scan steps(%n) nonsequences(%k, %v : index, f32) {
+  ^bb0(%kk: index, %vv: f32):
+    %e = tensor.empty(%kk) : tensor<?xf32>
+    %f = linalg.fill ins(%vv : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    scan.yield %f : tensor<?xf32>
+  } -> (tensor<?x?xf32>)
+  return %r : tensor<?x?xf32>
+}
+
+// With `until`, such a buffer also grows: both are carried by the scf.while,
+// growing keeps the row size of the buffer it copies.
+
+// CHECK-LABEL: func.func @nitsot_dynamic_rows_until
+// CHECK:         %[[B0:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x0xf32>
+// CHECK:         scf.while ({{.*}}, %{{.*}} = %{{.*}}) : (index, i1, memref<?x?xf32>)
+// CHECK:         } do {
+// CHECK:         ^bb0(%[[T:.*]]: index, %[[BUF:.*]]: memref<?x?xf32>):
+// CHECK:           %[[CAP:.*]] = memref.dim %[[BUF]], %c0
+// CHECK:           %[[GROWN:.*]] = scf.if
+// CHECK:             %[[RS:.*]] = memref.dim %[[BUF]], %c1
+// CHECK:             memref.alloc(%{{.*}}, %[[RS]])
+// CHECK:             memref.copy
+// CHECK:           func.call @__mlir_scan_fail(%c9_i64,
+// CHECK:           %[[NEW:.*]] = scf.if %{{.*}} -> (memref<?x?xf32>) {
+// CHECK:             memref.alloc
+// CHECK:           } else {
+// CHECK:             scf.yield %[[GROWN]]
+// CHECK:           scf.yield %{{.*}}, %{{.*}}, %[[NEW]] : index, i1, memref<?x?xf32>
+func.func @nitsot_dynamic_rows_until(%n: index, %lens: tensor<?xindex>) -> tensor<?x?xf32> {
+  %r = scan.scan steps(%n) until sequences(%lens : tensor<?xindex>) {
+  ^bb0(%l: index):
+    %e = tensor.empty(%l) : tensor<?xf32>
+    %c = arith.constant 1.0 : f32
+    %f = linalg.fill ins(%c : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    %c0 = arith.constant 0 : index
+    %stop = arith.cmpi eq, %l, %c0 : index
+    scan.yield %f, %stop : tensor<?xf32>, i1
+  } -> (tensor<?x?xf32>)
+  return %r : tensor<?x?xf32>
+}
+
 // The run-time library's failure function is declared once per module (an
 // external function: no global error state).
 

@@ -20,14 +20,14 @@
 // CHECK:           memref.store %[[N64]], %[[SHAPE]]
 // CHECK:           memref.extract_aligned_pointer_as_index %[[SHAPE]]
 // CHECK:           llvm.inttoptr
-// CHECK:           func.call @__mlir_scan_fail_alloc(%{{.*}}, %{{.*}}, %{{.*}}) : (i64, i64, !llvm.ptr) -> ()
+// CHECK:           func.call @__mlir_scan_fail_alloc(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i64, i64, !llvm.ptr, i64) -> ()
 // CHECK:         }
 // CHECK:         memref.alloc(%[[N]]) : memref<?x4xf64>
 func.func @dynamic_rows(%n: index) -> memref<?x4xf64> {
   %m = memref.alloc(%n) : memref<?x4xf64>
   return %m : memref<?x4xf64>
 }
-// CHECK: func.func private @__mlir_scan_fail_alloc(i64, i64, !llvm.ptr)
+// CHECK: func.func private @__mlir_scan_fail_alloc(i64, i64, !llvm.ptr, i64)
 
 // -----
 
@@ -70,13 +70,31 @@ func.func @static_overflow() -> memref<9223372036854775807xf64> {
 
 // -----
 
-// memref.alloca is checked too (a negative or wrapped size would move the
-// stack pointer anywhere).
+// memref.alloca is checked too, against 1 MiB (a negative, wrapped or large
+// size would move the stack pointer past the thread's stack).
 // CHECK-LABEL: func.func @dynamic_alloca
 // CHECK:         arith.mului_extended
+// CHECK:         arith.cmpi ugt, %{{.*}}, %c1048576_i64
 // CHECK:         scf.if
 // CHECK:         memref.alloca(%{{.*}}) : memref<?xi8>
 func.func @dynamic_alloca(%n: index) {
   %a = memref.alloca(%n) : memref<?xi8>
+  return
+}
+
+// -----
+
+// A static alloca of 8 MB fails unconditionally; a small one needs no check.
+// CHECK-LABEL: func.func @static_allocas
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         %[[BAD:.*]] = arith.ori %[[TRUE]]
+// CHECK:         scf.if %[[BAD]]
+// CHECK:           func.call @__mlir_scan_fail_alloc
+// CHECK:         memref.alloca() : memref<1000000xf64>
+// CHECK-NOT:     scf.if
+// CHECK:         memref.alloca() : memref<16xf64>
+func.func @static_allocas() {
+  %a = memref.alloca() : memref<1000000xf64>
+  %b = memref.alloca() : memref<16xf64>
   return
 }

@@ -1048,6 +1048,30 @@ func.func @nonsequences_count_mismatch(%n: index, %a: f32) {
 
 // -----
 
+// A run of items sharing one type list, in a tapped group: the count is
+// checked per run.
+func.func @sequences_count_mismatch(%n: index, %a: tensor<?xf32>, %b: tensor<?xf32>) {
+  // expected-error @+1 {{'sequences' lists 2 operands but 1 types}}
+  scan.scan steps(%n) sequences(%a[-1, 0], %b : tensor<?xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    scan.yield
+  } -> ()
+  return
+}
+
+// -----
+
+func.func @mitsot_second_run_count_mismatch(%n: index, %a: tensor<1xf32>, %b: tensor<2xf32>, %c: tensor<1xf32>) {
+  // expected-error @+1 {{'mitsot' lists 2 operands but 3 types}}
+  %r:3 = scan.scan steps(%n) mitsot(%a[-1] : tensor<1xf32>, %b[-2], %c[-1] : tensor<2xf32>, tensor<1xf32>, f32) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    scan.yield %x, %y, %z : f32, f32, f32
+  } -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+  return
+}
+
+// -----
+
 func.func @missing_arrow(%n: index, %s0: f32) {
   %r = scan.scan steps(%n) sitsot(%s0 : f32) {
   ^bb0(%x: f32):

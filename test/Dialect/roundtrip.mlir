@@ -79,7 +79,7 @@ func.func @mitsot(%n: index, %x0: tensor<3x16xf32>, %y0: tensor<2xi64>, %z0: ten
 
 // SITSOT: scalar and tensor states, several items in one group.
 // CHECK-LABEL: func.func @sitsot
-// CHECK: sitsot(%{{.*}}, %{{.*}}, %{{.*}} : f64, tensor<4xf32>, tensor<2x3xi32>) {
+// CHECK: sitsot(%{{.*}} : f64, %{{.*}} : tensor<4xf32>, %{{.*}} : tensor<2x3xi32>) {
 // CHECK-NEXT: ^bb0(%{{.*}}: f64, %{{.*}}: tensor<4xf32>, %{{.*}}: tensor<2x3xi32>):
 // CHECK: scan.yield %{{.*}}, %{{.*}}, %{{.*}} : f64, tensor<4xf32>, tensor<2x3xi32>
 // CHECK-NEXT: } -> (tensor<?xf64>, tensor<?x4xf32>, tensor<?x2x3xi32>)
@@ -112,7 +112,7 @@ func.func @nitsot_without_inputs(%n: index) -> (tensor<?xi32>, tensor<?x3xf32>) 
 // to the body unchanged; a scan with no results at all.
 // CHECK-LABEL: func.func @nonsequences_no_results
 // CHECK: scan.scan steps(%{{.*}})
-// CHECK-NEXT: nonsequences(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x16xf32>, f32, index, i1, memref<4xf32>) {
+// CHECK-NEXT: nonsequences(%{{.*}} : tensor<16x16xf32>, %{{.*}} : f32, %{{.*}} : index, %{{.*}} : i1, %{{.*}} : memref<4xf32>) {
 // CHECK-NEXT: ^bb0(%{{.*}}: tensor<16x16xf32>, %{{.*}}: f32, %{{.*}}: index, %{{.*}}: i1, %{{.*}}: memref<4xf32>):
 // CHECK-NEXT: scan.yield{{$}}
 // CHECK-NEXT: } -> (){{$}}
@@ -187,7 +187,7 @@ func.func @keep(%n: index, %g: tensor<?xf32>, %x0: tensor<2xf32>, %s0: tensor<3x
 // CHECK-LABEL: func.func @keep_static
 // CHECK: %[[C:.*]] = arith.constant 6 : index
 // CHECK: scan.scan steps(%[[C]])
-// CHECK-NEXT: sitsot(%{{.*}}, %{{.*}} : i32, i32) keep [1, 0] {
+// CHECK-NEXT: sitsot(%{{.*}} : i32, %{{.*}} : i32) keep [1, 0] {
 // CHECK: } -> (tensor<1xi32>, tensor<6xi32>)
 // CHECK: scan.scan steps(%[[C]])
 // CHECK-NEXT: sitsot(%{{.*}} : i32) keep [0] {
@@ -244,7 +244,7 @@ func.func @static_steps(%u: tensor<13x2xf32>, %m: tensor<13xf64>, %x0: tensor<1x
 // CHECK-NEXT: sequences(%{{.*}} : tensor<?xi1>, %{{.*}} : tensor<?xindex>, %{{.*}} : tensor<?x2xi64>)
 // CHECK-NEXT: mitmot(%{{.*}}[0] -> [0] : tensor<?x3xi32>)
 // CHECK-NEXT: mitsot(%{{.*}}[-1] : tensor<1xindex>)
-// CHECK-NEXT: sitsot(%{{.*}}, %{{.*}}, %{{.*}} : i1, tensor<2xf64>, f32)
+// CHECK-NEXT: sitsot(%{{.*}} : i1, %{{.*}} : tensor<2xf64>, %{{.*}} : f32)
 // CHECK-NEXT: nonsequences(%{{.*}} : i64) {
 // CHECK-NEXT: ^bb0(%{{.*}}: i1, %{{.*}}: index, %{{.*}}: tensor<2xi64>, %{{.*}}: tensor<3xi32>, %{{.*}}: index, %{{.*}}: i1, %{{.*}}: tensor<2xf64>, %{{.*}}: f32, %{{.*}}: i64):
 // CHECK: scan.yield %{{.*}} : tensor<3xi32>, index, i1, tensor<2xf64>, f32, i64, tensor<2xi64>
@@ -271,7 +271,7 @@ func.func @element_types(%n: index, %a: tensor<?xi1>, %b: tensor<?xindex>, %c: t
 // CHECK-NEXT: mitmot(%{{.*}}[0] -> [0, 1] : tensor<?x16xf32>)
 // CHECK-NEXT: mitsot(%{{.*}}[-3, -1] : tensor<3x16xf32>)
 // CHECK-NEXT: sitsot(%{{.*}} : tensor<4xf32>)
-// CHECK-NEXT: nonsequences(%{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<8x16xf32>) keep [0, 0, 1, 0, 0] attributes {note = "rnn"} {
+// CHECK-NEXT: nonsequences(%{{.*}} : tensor<16x16xf32>, %{{.*}} : tensor<8x16xf32>) keep [0, 0, 1, 0, 0] attributes {note = "rnn"} {
 // CHECK-NEXT: ^bb0(%{{.*}}: tensor<8xf32>, %{{.*}}: tensor<8xf32>, %{{.*}}: tensor<16xf32>, %{{.*}}: tensor<16xf32>, %{{.*}}: tensor<16xf32>, %{{.*}}: tensor<4xf32>, %{{.*}}: tensor<16x16xf32>, %{{.*}}: tensor<8x16xf32>):
 // CHECK: scan.yield %{{.*}} : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4xf32>, f32, tensor<16xf32>
 // CHECK-NEXT: } -> (tensor<?x16xf32>, tensor<?x16xf32>, tensor<1x4xf32>, tensor<?xf32>, tensor<?x16xf32>)
@@ -316,4 +316,42 @@ func.func @nested(%n: index, %m: tensor<?x5xf32>) -> tensor<?x?xf32> {
     scan.yield %inner : tensor<?xf32>
   } -> (tensor<?x?xf32>)
   return %r : tensor<?x?xf32>
+}
+
+// Every group prints each item with its type; the parser also reads runs of
+// items that share one type list (the form sitsot and nonsequences were
+// printed in before), in every group, mixed with the printed form.
+// CHECK-LABEL: func.func @item_forms
+// CHECK: scan.scan steps(%{{.*}})
+// CHECK-NEXT: sequences(%{{.*}}[-1, 0] : tensor<?xf32>, %{{.*}} : tensor<?xf64>, %{{.*}}[2] : tensor<?xf32>)
+// CHECK-NEXT: mitmot(%{{.*}}[0] -> [0] : tensor<?xf32>, %{{.*}}[] -> [0] : tensor<?xf32>)
+// CHECK-NEXT: mitsot(%{{.*}}[-2, -1] : tensor<2xf32>, %{{.*}}[-1] : tensor<1xf64>)
+// CHECK-NEXT: sitsot(%{{.*}} : f32, %{{.*}} : tensor<3xf32>, %{{.*}} : i64)
+// CHECK-NEXT: nonsequences(%{{.*}} : f32, %{{.*}} : index, %{{.*}} : f64) {
+func.func @item_forms(%n: index, %s0: tensor<?xf32>, %s1: tensor<?xf64>, %s2: tensor<?xf32>,
+                      %b0: tensor<?xf32>, %b1: tensor<?xf32>, %m0: tensor<2xf32>, %m1: tensor<1xf64>,
+                      %a: f32, %t: tensor<3xf32>, %i: i64, %w: f32, %k: index, %v: f64) {
+  %r:7 = scan.scan steps(%n)
+      sequences(%s0[-1, 0], %s1 : tensor<?xf32>, tensor<?xf64>, %s2[2] : tensor<?xf32>)
+      mitmot(%b0[0] -> [0], %b1[] -> [0] : tensor<?xf32>, tensor<?xf32>)
+      mitsot(%m0[-2, -1] : tensor<2xf32>, %m1[-1] : tensor<1xf64>)
+      sitsot(%a : f32, %t, %i : tensor<3xf32>, i64)
+      nonsequences(%w, %k : f32, index, %v : f64) {
+  ^bb0(%s0m1: f32, %s00: f32, %s10: f64, %s22: f32, %b00: f32, %m0m2: f32, %m0m1: f32, %m1m1: f64,
+       %pa: f32, %pt: tensor<3xf32>, %pi: i64, %pw: f32, %pk: index, %pv: f64):
+    scan.yield %b00, %b00, %m0m1, %m1m1, %pa, %pt, %pi : f32, f32, f32, f64, f32, tensor<3xf32>, i64
+  } -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf64>, tensor<?xf32>, tensor<?x3xf32>, tensor<?xi64>)
+  return
+}
+
+// An empty group parses as no items (and is not printed).
+// CHECK-LABEL: func.func @empty_groups
+// CHECK: scan.scan steps(%{{.*}})
+// CHECK-NEXT: nonsequences(%{{.*}} : f32) {
+func.func @empty_groups(%n: index, %w: f32) {
+  scan.scan steps(%n) sequences() sitsot() nonsequences(%w : f32) {
+  ^bb0(%pw: f32):
+    scan.yield
+  } -> ()
+  return
 }

@@ -72,7 +72,7 @@ func.func @duplicate_states(%n: index, %init: tensor<2xf64>, %s0: f64) -> (tenso
 // CHECK:         scan.scan steps(%arg0)
 // CHECK-NEXT:      sequences(%arg1[-1, 0] : tensor<?xf64>, %arg1 : tensor<?xf64>)
 // CHECK-NEXT:      mitmot(%arg4[0] -> [0] : tensor<?xf64>, %arg4[0] -> [0] : tensor<?xf64>)
-// CHECK-NEXT:      sitsot(%arg2, %arg3, %arg2 : f64, f64, f64) keep [0, 0, 0, 0, 0, 0, 1, 0] {
+// CHECK-NEXT:      sitsot(%arg2 : f64, %arg3 : f64, %arg2 : f64) keep [0, 0, 0, 0, 0, 0, 1, 0] {
 // CHECK:         } -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<1xf64>, tensor<?xf64>)
 func.func @nothing_to_merge(%n: index, %xs: tensor<?xf64>, %s0: f64, %t0: f64, %buf: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<?xf64>, tensor<1xf64>, tensor<?xf64>) {
   %g1, %g2, %a, %b, %c, %d, %e, %f = scan.scan steps(%n) sequences(%xs[-1, 0] : tensor<?xf64>, %xs : tensor<?xf64>) mitmot(%buf[0] -> [0] : tensor<?xf64>, %buf[0] -> [0] : tensor<?xf64>) sitsot(%s0, %t0, %s0 : f64, f64, f64) keep [0, 0, 0, 0, 0, 0, 1, 0] {

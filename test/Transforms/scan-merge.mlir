@@ -41,7 +41,7 @@ func.func @two_maps(%xs: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>) {
 // CHECK-NEXT:      sequences(%arg0[-1, 0] : tensor<7xi32>, %arg1 : tensor<?xi32>)
 // CHECK-NEXT:      mitmot(%arg2[0] -> [0] : tensor<?xi32>)
 // CHECK-NEXT:      mitsot(%arg3[-2, -1] : tensor<2xi32>)
-// CHECK-NEXT:      sitsot(%arg4, %arg5 : i32, i32)
+// CHECK-NEXT:      sitsot(%arg4 : i32, %arg5 : i32)
 // CHECK-NEXT:      nonsequences(%arg6 : i32) {
 // CHECK:         } -> (tensor<?xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi32>)
 // CHECK:         return %[[R]]#2, %[[R]]#4, %[[R]]#0, %[[R]]#1, %[[R]]#3
@@ -94,7 +94,7 @@ func.func @ops_in_between(%n: index, %xs: tensor<?xf64>, %w: f64) -> (f64, tenso
 // Three scans: merged pairwise into one.
 // CHECK-LABEL: func.func @three
 // CHECK:         scan.scan steps(%arg0)
-// CHECK-NEXT:      sitsot(%arg1, %arg2, %arg3 : i64, i64, i64) {
+// CHECK-NEXT:      sitsot(%arg1 : i64, %arg2 : i64, %arg3 : i64) {
 // CHECK-NOT:     scan.scan
 // CHECK:         return
 func.func @three(%n: index, %a0: i64, %b0: i64, %c0: i64) -> (tensor<?xi64>, tensor<?xi64>, tensor<?xi64>) {

@@ -1,5 +1,13 @@
 // RUN: scan-opt %s --scan-optimize | FileCheck %s
 // RUN: scan-opt %s --scan-optimize --scan-bufferize | FileCheck %s --check-prefix=BUF
+// RUN: scan-opt %s --scan-optimize --mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+
+// --mlir-pass-statistics shows what each rewrite of the rounds did.
+// STATS-LABEL: ScanOptimize
+// STATS-DAG:   rounds
+// STATS-DAG:   scan-push-out-seq: pushed-out
+// STATS-DAG:   scan-remove-unused: removed-inputs
+// STATS-DAG:   scan-save-mem: trimmed-outputs
 
 // scan-optimize: every scan rewrite in PyTensor's order, to a fixed point.
 // The three effects of the scan-rewrites issue on concrete programs, plus
@@ -161,7 +169,7 @@ func.func @power(%A: tensor<3xf64>, %k: index) -> tensor<3xf64> {
 // CHECK-LABEL: func.func @two_scans_one_sequence
 // CHECK:         %[[R:.*]]:2 = scan.scan steps(%{{.*}})
 // CHECK-NEXT:      sequences(%arg0 : tensor<?xf64>)
-// CHECK-NEXT:      sitsot(%arg1, %arg1 : f64, f64) {
+// CHECK-NEXT:      sitsot(%arg1 : f64, %arg1 : f64) {
 // CHECK-NEXT:    ^bb0(%{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
 // CHECK:         } -> (tensor<?xf64>, tensor<?xf64>)
 // CHECK-NOT:     scan.scan

@@ -10,7 +10,7 @@
 // CHECK:         %[[WB:.*]] = arith.mulf %arg2, %arg3 : f64
 // CHECK:         scan.scan steps(%arg0)
 // CHECK-NEXT:      sitsot(%arg1 : f64)
-// CHECK-NEXT:      nonsequences(%arg2, %arg3, %[[WB]] : f64, f64, f64) {
+// CHECK-NEXT:      nonsequences(%arg2 : f64, %arg3 : f64, %[[WB]] : f64) {
 // CHECK-NEXT:    ^bb0(%[[H:.*]]: f64, %{{.*}}: f64, %{{.*}}: f64, %[[X:.*]]: f64):
 // CHECK-NEXT:      %[[Y:.*]] = arith.addf %[[H]], %[[X]] : f64
 // CHECK-NEXT:      scan.yield %[[Y]] : f64
@@ -33,7 +33,7 @@ func.func @scalar_invariant(%n: index, %h0: f64, %w: f64, %b: f64) -> tensor<?xf
 // CHECK:         %[[S:.*]] = arith.subf %[[M]], %arg2 : f32
 // CHECK:         scan.scan steps(%arg0)
 // CHECK-NEXT:      sequences(%arg1 : tensor<?xf32>)
-// CHECK-NEXT:      nonsequences(%arg2, %[[S]] : f32, f32) {
+// CHECK-NEXT:      nonsequences(%arg2 : f32, %[[S]] : f32) {
 // CHECK-NEXT:    ^bb0(%[[X:.*]]: f32, %{{.*}}: f32, %[[C:.*]]: f32):
 // CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[X]], %[[C]] : f32
 // CHECK-NEXT:      scan.yield %[[Y]] : f32
@@ -61,7 +61,7 @@ func.func @invariant_chain(%n: index, %xs: tensor<?xf32>, %w: f32) -> tensor<?xf
 // CHECK:         %[[WV:.*]] = linalg.matvec ins(%[[WT]], %arg3 : tensor<4x4xf64>, tensor<4xf64>) outs(%[[F]] : tensor<4xf64>)
 // CHECK:         scan.scan steps(%arg0)
 // CHECK-NEXT:      sitsot(%arg1 : tensor<4xf64>)
-// CHECK-NEXT:      nonsequences(%arg2, %arg3, %[[WT]], %[[WV]] : tensor<4x4xf64>, tensor<4xf64>, tensor<4x4xf64>, tensor<4xf64>) {
+// CHECK-NEXT:      nonsequences(%arg2 : tensor<4x4xf64>, %arg3 : tensor<4xf64>, %[[WT]] : tensor<4x4xf64>, %[[WV]] : tensor<4xf64>) {
 // CHECK:           linalg.vecmat
 // CHECK-NOT:       linalg.transpose
 // CHECK-NOT:       linalg.matvec
@@ -93,7 +93,7 @@ func.func @tensor_invariant(%n: index, %h0: tensor<4xf64>, %W: tensor<4x4xf64>, 
 // CHECK-NEXT:      sequences(%arg1[-1, 1] : tensor<?xi64>)
 // CHECK-NEXT:      mitsot(%arg2[-2, -1] : tensor<2xi64>)
 // CHECK-NEXT:      sitsot(%arg3 : i64)
-// CHECK-NEXT:      nonsequences(%arg4, %[[CC]] : i64, i64) {
+// CHECK-NEXT:      nonsequences(%arg4 : i64, %[[CC]] : i64) {
 // CHECK-NOT:       arith.muli %{{.*}}, %{{.*}} : i64
 // CHECK:           scan.yield
 func.func @all_kinds(%n: index, %xs: tensor<?xi64>, %init: tensor<2xi64>, %s0: i64, %c: i64) -> (tensor<?xi64>, tensor<?xi64>, tensor<?xi64>) {
@@ -202,7 +202,7 @@ func.func @destination_stays(%n: index, %h0: tensor<3xf32>, %W: tensor<3x3xf32>,
 // CHECK:         %[[V:.*]] = scf.if %arg2 -> (f64) {
 // CHECK:         scan.scan steps(%arg0)
 // CHECK-NEXT:      sitsot(%arg1 : f64)
-// CHECK-NEXT:      nonsequences(%arg2, %arg3, %arg4, %[[V]] : i1, f64, f64, f64) {
+// CHECK-NEXT:      nonsequences(%arg2 : i1, %arg3 : f64, %arg4 : f64, %[[V]] : f64) {
 // CHECK-NOT:       scf.if
 // CHECK:           scan.yield
 func.func @invariant_region_op(%n: index, %h0: f64, %c: i1, %a: f64, %b: f64) -> tensor<?xf64> {

@@ -15,7 +15,7 @@
 // CHECK-LABEL: func.func @rnn_readout
 // CHECK:         %[[H:.*]] = scan.scan steps(%arg0)
 // CHECK-NEXT:      sitsot(%arg1 : tensor<4xf32>)
-// CHECK-NEXT:      nonsequences(%arg2, %arg3 : tensor<4x4xf32>, tensor<4x2xf32>) {
+// CHECK-NEXT:      nonsequences(%arg2 : tensor<4x4xf32>, %arg3 : tensor<4x2xf32>) {
 // CHECK-NOT:       linalg.vecmat ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4x2xf32>)
 // CHECK:           scan.yield %{{.*}} : tensor<4xf32>
 // CHECK-NEXT:    } -> (tensor<?x4xf32>)

@@ -243,7 +243,7 @@ func.func @state_destination(%n: index, %xs: tensor<?x2xf64>, %h0: tensor<2xf64>
 // CHECK:           arith.maxsi
 // CHECK:         scan.scan steps(%arg0)
 // CHECK-NEXT:      sequences(%arg1 : tensor<?xi32>, %[[M]] : tensor<?xi32>)
-// CHECK-NEXT:      sitsot(%arg2, %arg3 : i32, i32) {
+// CHECK-NEXT:      sitsot(%arg2 : i32, %arg3 : i32) {
 // CHECK-NEXT:    ^bb0(%{{.*}}: i32, %[[ROW:.*]]: i32, %{{.*}}: i32, %{{.*}}: i32):
 // CHECK-NEXT:      scan.yield %[[ROW]], %[[ROW]] : i32, i32
 func.func @dead_user(%n: index, %xs: tensor<?xi32>, %s0: i32, %t0: i32) -> (tensor<?xi32>, tensor<?xi32>) {

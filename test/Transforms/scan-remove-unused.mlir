@@ -223,7 +223,7 @@ func.func @state_needed_by_kept_output(%n: index, %h0: f64) -> tensor<?xf64> {
 // CHECK-LABEL: func.func @state_needed_by_until
 // CHECK:         scan.scan steps(%arg0) until
 // CHECK-NEXT:      sequences(%arg1 : tensor<?xf64>)
-// CHECK-NEXT:      sitsot(%arg2, %arg3 : f64, i64)
+// CHECK-NEXT:      sitsot(%arg2 : f64, %arg3 : i64)
 // CHECK:         } -> (tensor<?xf64>, tensor<?xi64>)
 func.func @state_needed_by_until(%n: index, %xs: tensor<?xf64>, %s0: f64, %c0: i64) -> tensor<?xi64> {
   %s, %c = scan.scan steps(%n) until sequences(%xs : tensor<?xf64>) sitsot(%s0, %c0 : f64, i64) {

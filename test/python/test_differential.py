@@ -1027,8 +1027,10 @@ while True:
     if len(head) < 8:
         break
     source, func, args, optimize = pickle.loads(inp.read(struct.unpack("<Q", head)[0]))
+    # `optimize` is compile()'s argument, or all its keyword arguments.
+    options = optimize if isinstance(optimize, dict) else {"optimize": optimize}
     try:
-        prog = mlir_scan.compile(source, optimize=optimize)
+        prog = mlir_scan.compile(source, **options)
     except Exception as e:
         send(("compile-error", type(e).__name__, str(e)))
         continue

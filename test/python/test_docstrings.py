@@ -11,7 +11,8 @@ MODULES = [
     "builder.config", "builder.graph", "builder.emitter", "builder.ops.elemwise", "builder.ops.shape",
     "builder.ops.basic", "builder.ops.subtensor", "builder.ops.random", "builder.ops.scan",
     "builder.scan_module", "builder.sharedvar", "builder.function", "builder.tensor", "builder.tensor.basic",
-    "builder.tensor.nnet", "builder.tensor.shared_randomstreams",
+    "builder.tensor.nnet", "builder.tensor.shared_randomstreams", "builder.ops.misc", "builder.ops.disconnected",
+    "builder.tensor.extra", "builder.tensor.opt", "builder.tensor.random.utils", "builder.sandbox.rng_mrg",
 ]
 
 

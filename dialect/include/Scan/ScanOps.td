@@ -63,7 +63,11 @@ def Scan_ScanOp : Scan_Op<"scan", [
       `hi = max(0, max(I ∪ O))`: in tap `k` reads the buffer's current row
       `t + k - lo`, out tap `k` overwrites row `t + k - lo`; requires
       `B >= n_steps + hi - lo`. The result is the buffer after the last step.
-    * nitsot: the yield is `y[t]`.
+    * nitsot: the yield is `y[t]`. Its rows may have dynamic sizes
+      (`tensor<?xf32>`, e.g. a row of `%k` elements with `%k` a
+      non-sequence): every step's row must then have the sizes of the first
+      step's row (a run-time error otherwise), and a result of zero steps
+      has size 0 in each of those dimensions (`tensor<0x0xf32>`).
     * `until`: the trailing `i1` yield is evaluated after step `t`'s outputs
       are stored; when true the loop stops after step `t`. Results then have
       `?` leading size (the number of steps run).
@@ -73,9 +77,26 @@ def Scan_ScanOp : Scan_Op<"scan", [
       taken from the init rows followed by the computed ones; rows that do
       not exist are zero.
 
-    Negative `n_steps` and too-short sequences or mitmot buffers are run-time
-    errors (checked by the lowering); every static fact is checked by the
-    verifier.
+    Negative `n_steps`, too-short sequences or mitmot buffers and nitsot
+    rows of different sizes are run-time errors (checked by the lowering);
+    every static fact is checked by the verifier.
+
+    Syntax: `steps(%n)`, the flags `go_backwards` and `until`, then one
+    clause per non-empty group, in group order, each item followed by its
+    taps (if the group has any) and its type:
+
+    ```mlir
+    sequences(%u[-4, 0] : tensor<?x8xf32>, %v : tensor<?xf64>)  // taps optional ([0])
+    mitmot(%g[0] -> [0, 1] : tensor<?x4xf32>)                    // [in taps] -> [out taps]
+    mitsot(%x0[-3, -1] : tensor<3x16xf32>, %z0[-2] : tensor<2xi64>)
+    sitsot(%y0 : tensor<4xf32>, %c0 : f64)
+    nonsequences(%W : tensor<16x16xf32>, %Win : tensor<8x16xf32>)
+    ```
+
+    then `keep [k, ...]`, `attributes {...}`, the region and `-> (result
+    types)`. The parser also reads runs of items sharing one type list, in
+    any group: `sitsot(%y0, %c0 : tensor<4xf32>, f64)`,
+    `sequences(%u[-4, 0], %v : tensor<?x8xf32>, tensor<?xf64>)`.
 
     Example: a sequence with taps, a mitsot, a sitsot and non-sequences
     (Theano's `outputs_info=[dict(initial=x0, taps=[-3, -1]), y0]`):
@@ -85,7 +106,7 @@ def Scan_ScanOp : Scan_Op<"scan", [
         sequences(%u[-4, 0] : tensor<?x8xf32>)
         mitsot(%x0[-3, -1] : tensor<3x16xf32>)
         sitsot(%y0 : tensor<4xf32>)
-        nonsequences(%W, %Win : tensor<16x16xf32>, tensor<8x16xf32>) {
+        nonsequences(%W : tensor<16x16xf32>, %Win : tensor<8x16xf32>) {
     ^bb0(%u_tm4: tensor<8xf32>, %u_t: tensor<8xf32>,
          %x_tm3: tensor<16xf32>, %x_tm1: tensor<16xf32>,
          %y_tm1: tensor<4xf32>, %w: tensor<16x16xf32>, %win: tensor<8x16xf32>):

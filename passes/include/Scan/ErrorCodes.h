@@ -25,6 +25,12 @@ enum class ScanErrorCode : int64_t {
                         // (`__mlir_scan_fail_alloc`)
   VerificationFailed = 7, // a `cf.assert` of generate-runtime-verification
                           // (`__mlir_scan_fail_message`)
+  RowSizeMismatch = 8,  // item = result, have = size of the yielded row (the
+                        // first dimension that differs), need = the rows'
+                        // size along it
+  NitSotRowSize = 9,      // item = nitsot, have = a step's row size, need =
+                          // the size of the first step's rows (a nitsot
+                          // whose rows have dynamic sizes)
   // Checks of the Python graph builder: item = the builder's check id, whose
   // message the builder keeps; the code tells the exception type.
   BuilderValueError = 100,

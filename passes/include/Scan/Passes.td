@@ -69,7 +69,7 @@ def ScanPushOutNonSeq : Pass<"scan-push-out-non-seq"> {
     overwrites.
 
     ```mlir
-    %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w, %b : f64, f64) {
+    %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w : f64, %b : f64) {
     ^bb0(%h: f64, %ww: f64, %bb: f64):
       %wb = arith.mulf %ww, %bb : f64     // invariant
       %y = arith.addf %h, %wb : f64
@@ -244,6 +244,11 @@ def ScanOptimize : Pass<"scan-optimize", "::mlir::ModuleOp"> {
     until a round leaves the module unchanged (or `max-iterations` rounds
     ran). This is what `mlir_scan.compile(optimize=True)` and
     `mlir_scan.function` (mode `FAST_RUN`) run before lowering.
+
+    With `--mlir-pass-statistics`, besides `rounds`, every statistic of the
+    round's passes that counted something is reported as
+    `<pass>: <statistic>` (e.g. `scan-save-mem: trimmed-outputs`), summed
+    over the rounds.
   }];
   let options = [
     Option<"maxIterations", "max-iterations", "unsigned", "4",
@@ -287,7 +292,10 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     need)` (declared in the module), which ends the call before any step
     runs; `mlir_scan.compile` raises it as a Python `ValueError`. (The loop
     also runs zero steps after a failed check, so nothing is read out of
-    bounds even where the failure function returns.)
+    bounds even where the failure function returns.) Inside the loop, a
+    yielded row with dynamic sizes is checked against its buffer's rows
+    before it is written (the verifier only checks types: a state yielded
+    longer than its init would be written past its row).
 
     With `until`, the number of steps taken is unknown and `n_steps` may be
     huge: each output without `keep` starts with a buffer of
@@ -296,8 +304,32 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     `n_steps` rows). The buffer is carried by the `scf.while`; the buffer
     deallocation pipeline frees the old one.
 
-    Limitation: nitsot rows must have a static shape (the buffer is created
-    before the first step); the pass reports an error otherwise.
+    A nitsot whose rows have dynamic sizes (a row's size computed by the
+    step, known to no one before it runs) gets its buffer the way Theano
+    allocates such an output: from the first step's row. The buffer is
+    carried by the loop; it starts with those sizes 0, step 0 allocates one
+    with the sizes of its row, and every later step checks that its row has
+    the same sizes (`@__mlir_scan_fail` with code 8 otherwise: `ValueError`
+    "a step's row has size ... where the first step's rows have ..."). With
+    zero steps the result has zero rows and 0 for every dynamic row size;
+    with `until` the buffer also grows; with `keep` its ring is allocated
+    by the first step. Such a row is computed in its own buffer and copied
+    into the output (the output's buffer does not exist before step 0).
+
+    ```mlir
+    // %k rows per step, %k a non-sequence: rows of type tensor<?xf32>
+    %r = scan.scan steps(%n) nonsequences(%k : index) {
+    ^bb0(%kk: index):
+      %row = tensor.empty(%kk) : tensor<?xf32>
+      ...
+      scan.yield %filled : tensor<?xf32>
+    } -> (tensor<?x?xf32>)
+    // lowered: %buf0 = memref.alloc(%n, %c0) : memref<?x?xf32>
+    //          scf.for ... iter_args(%buf = %buf0) {
+    //            ... %b = scf.if (%t == 0) { memref.alloc(%n, dim(row)) }
+    //                     else { check dim(row) == dim(%buf, 1); %buf }
+    //            write the row into %b; scf.yield %b }
+    ```
 
     Guard: after lowering, `arith.xori %x, %x` and `arith.cmpi <p>, %x, %x`
     on tensors with dynamic sizes (inlining makes them from a value passed
@@ -422,10 +454,12 @@ def ScanCheckAllocations : Pass<"scan-check-allocations", "::mlir::ModuleOp"> {
         bytes = element_bytes * size_0 * ... * size_{r-1}
 
     (each size >= 0, each product computed with `arith.mului_extended` and
-    required to stay below 2**63). A bad size calls the run-time library's
-    `@__mlir_scan_fail_alloc(element_bytes, rank, sizes)`, which ends the
-    call (`ValueError` for a negative size, `MemoryError` otherwise, naming
-    the shape). An allocation whose constant byte count overflows fails
+    required to stay below 2**63 for `memref.alloc`, at most 1 MiB for
+    `memref.alloca`, which would otherwise overflow the thread's stack). A
+    bad size calls the run-time library's `@__mlir_scan_fail_alloc(
+    element_bytes, rank, sizes, limit)`, which ends the call (`ValueError`
+    for a negative size, `MemoryError` otherwise, naming the shape). An
+    allocation whose constant byte count is over the limit fails
     unconditionally at the same place. A size that fits but cannot be
     served is the allocator's `MemoryError` (python/runtime/).
 
@@ -627,6 +661,197 @@ def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::fu
   let statistics = [
     Statistic<"numReplaced", "replaced-inits", "Number of destinations replaced by tensor.empty">
   ];
+}
+
+//===----------------------------------------------------------------------===//
+// GPU lowering (scan-to-nvvm)
+//===----------------------------------------------------------------------===//
+
+def ScanGpuDeviceMemory : Pass<"scan-gpu-device-memory", "::mlir::ModuleOp"> {
+  let summary = "Move the buffers of public functions to device memory";
+  let description = [{
+    The first step of `scan-to-nvvm`, on bufferized IR. In every public
+    function with a body:
+
+    * each memref argument that is used is copied once, at entry, into a
+      `gpu.alloc` buffer (`gpu.memcpy`), and so is each global the function
+      reads (`memref.get_global`, e.g. the constants of a scan body); the
+      function then works on the copies only. A copy that the function may
+      write is copied back at the return; all are freed there;
+    * its `memref.alloc` / `memref.alloca` become `gpu.alloc` and its
+      `memref.dealloc` of them `gpu.dealloc`. Allocations handed to host
+      functions (the index and `i1` arrays of the buffer-deallocation
+      pipeline's helper) stay host memory;
+    * `memref.copy` between device buffers becomes `linalg.copy` (a kernel
+      after `convert-linalg-to-parallel-loops`);
+    * each returned memref (identity layout, rooted in the function's own
+      allocations: run `scan-own-public-results` before) is copied into a
+      new host buffer, which is returned, and its device buffer is freed.
+      A result that is a view (the rows an `until` scan ran, of a buffer
+      sized for all steps) is first copied into a contiguous device buffer
+      (`gpu.memcpy` lowers for whole buffers only).
+
+    Afterwards, device memory is exactly the memory rooted in `gpu.alloc`
+    results: the later GPU passes tell host and device work apart by that.
+    Memref arguments must have the identity layout; a call that passes
+    device memory to a host function is an error.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def ScanGpuFormKernels : Pass<"scan-gpu-form-kernels", "::mlir::ModuleOp"> {
+  let summary = "Wrap the device work of public functions in gpu.launch ops (host or single-kernel mode)";
+  let description = [{
+    The second step of `scan-to-nvvm`, after `scan-gpu-device-memory` and
+    `convert-linalg-to-parallel-loops`. Each op of a public function is
+    placed on the host or on the device:
+
+    * the host runs allocations, copies, calls, the return, and the pure
+      scalar ops whose operands it knows (loop bounds, sizes, views);
+    * an `scf.parallel` the host would run (a linalg op: a matvec, the
+      elementwise tail of a step, a fill, a copy) becomes a **grid kernel**,
+      one iteration per thread, `block-size` threads per block;
+    * a loop (`scf.for`, `scf.while`: a scan's time loop) whose body has
+      parallel work is either run by the host, its steps' work becoming
+      kernels (**host mode**), or run whole, time loop included, by one block
+      of threads (**kernel mode**: a **block kernel**, mapped by
+      `scan-gpu-map-kernels`). A loop that allocates memory in its body runs
+      on the host in every mode;
+    * everything else that touches device memory (loads and stores, loops
+      without parallel work such as scalar recurrences) runs in
+      single-thread **serial kernels**, consecutive ops in one kernel: a
+      scalar scan is one kernel in both modes.
+
+    `mode=auto` puts a loop in one block kernel when every parallel loop in
+    it has a static iteration count of at most `kernel-limit` (one thread per
+    element: the state fits one block), and leaves it on the host otherwise;
+    `mode=host` and `mode=kernel` force the choice. A block kernel has
+    `min(1024, the widest parallel loop rounded up to 32)` threads (256 when
+    the widths are not static).
+
+    Values cross kernels through device memory cells (8-byte slots of one
+    arena per call, allocated at entry). A value the host needs (a bound, an
+    `until` condition, a call argument, a scalar result) is read back with a
+    `gpu.memcpy` where it is used; an iteration value of a host-run loop that
+    the device computes (a scalar state next to a vector one) lives in a cell
+    for the whole loop instead, so a host-mode step has no copy unless the
+    loop's condition itself comes from the device (`until`).
+
+    A call reporting an error (`__mlir_scan_fail`, which the scan lowering's
+    and the Python builder's checks call: GpuSupport.cpp names it) that must
+    run in a kernel records its arguments in a device error word instead (the
+    first report wins); before each return, the host reads the word back and
+    makes the recorded call. Run-time checks before a loop stay on the host.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"auto\"",
+           "auto, host or kernel (see the description)">,
+    Option<"blockSize", "block-size", "int64_t", "128",
+           "Threads per block of grid kernels">,
+    Option<"kernelLimit", "kernel-limit", "int64_t", "1024",
+           "mode=auto: largest parallel loop (iterations) of a time loop run "
+           "as one block kernel">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
+def ScanGpuMapKernels : Pass<"scan-gpu-map-kernels", "::mlir::ModuleOp"> {
+  let summary = "Map the work of scan-gpu-form-kernels' launches onto blocks and threads";
+  let description = [{
+    Rewrites the body of every `gpu.launch` that `scan-gpu-form-kernels`
+    made (attribute `scan.kernel`) with thread and block ids:
+
+    * `grid`: iteration `i` of the `scf.parallel` (all its dimensions,
+      linearized, the last one fastest) runs on thread
+      `blockIdx.x * blockDim.x + threadIdx.x`, if `i` is in range;
+    * `block` (kernel mode): the block's threads run the time loop together.
+      Each `scf.parallel` in it becomes a loop from `threadIdx.x` by
+      `blockDim.x` over its iterations and is followed by a `gpu.barrier`;
+      the other ops that write memory run on thread 0 (`scf.if`), between
+      barriers, and the values they produce that the other threads use are
+      broadcast through workgroup memory. The loop control and the pure ops
+      run on every thread, so all threads take the same branches and meet
+      at every barrier. A barrier also precedes a write when some thread may
+      still be reading (tracked through the loop, so a step usually needs one
+      barrier per parallel loop);
+    * `serial`: one thread; nested `scf.parallel` become `scf.for` nests.
+
+    ```mlir
+    gpu.launch blocks(...) in (1, 1, 1) threads(%tx, ...) in (128, 1, 1) {
+      scf.for %t = %c0 to %n step %c1 {
+        scf.for %i = %tx to %c128 step %c128 { ... h_t[i] = ... }
+        gpu.barrier
+        ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
+def ScanGpuAsync : Pass<"scan-gpu-async", "::mlir::ModuleOp"> {
+  let summary = "Put the host's GPU operations on one asynchronous stream";
+  let description = [{
+    Makes every `gpu.alloc`, `gpu.dealloc`, `gpu.memcpy`, `gpu.memset` and
+    `gpu.launch` of host code asynchronous, each depending on the previous
+    one: one chain of `!gpu.async.token` (one CUDA stream after
+    `gpu-to-llvm`, which lowers an asynchronous op's token to the stream of
+    its dependency). The chain is threaded through `scf.for` and `scf.while`
+    (an extra iteration value) and `scf.if` (an extra result), so a host loop
+    launches its steps' kernels without waiting for them.
+
+    The host waits for the stream only where it must: before it reads or
+    writes host memory that a `gpu.memcpy` wrote (a value read back, the
+    results), and before a return, where the stream is also destroyed. A
+    wait is a call of the CUDA runtime wrapper `mgpuStreamSynchronize` on
+    the stream (`mgpuStreamDestroy` at the return): `gpu-to-llvm` lowers a
+    `gpu.wait` of a token that reached it through control flow as a wait for
+    an event, which a stream is not.
+
+    Upstream `gpu-async-region` would instead wait at the end of every block
+    (every step of a host loop).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"];
+}
+
+def ScanGpuKernelBounds : Pass<"scan-gpu-kernel-bounds", "::mlir::ModuleOp"> {
+  let summary = "Tell ptxas that single-block kernels are alone on the GPU";
+  let description = [{
+    Runs after `gpu-kernel-outlining`. A kernel whose launches are one block
+    (`known_grid_size` 1x1x1: a block kernel running a whole time loop, or a
+    serial kernel) gets `nvvm.minctasm = 1` (`.minnctapersm 1` in the PTX):
+    ptxas may then give each thread as many registers as it needs instead of
+    sizing them for many resident blocks. Without it, ptxas for sm_90 limits
+    the block kernel of the W5 RNN (f64, hidden size 128, 128 threads) to 32
+    registers and spills; with it, 48 registers and no spill.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
+def ScanGpuEmulate : Pass<"scan-gpu-emulate", "::mlir::ModuleOp"> {
+  let summary = "Turn the kernels of scan-gpu-map-kernels into host loops (run the GPU program on the CPU)";
+  let description = [{
+    A testing aid for machines without a GPU: after `scan-gpu-map-kernels`
+    (before `scan-gpu-async`), device memory becomes host memory
+    (`gpu.alloc` / `gpu.dealloc` / `gpu.memcpy` / `gpu.memset` become
+    `memref.alloc` / `memref.dealloc` / `memref.copy` / `linalg.fill`) and
+    each `gpu.launch` becomes loops over its blocks and threads:
+
+    * serial and grid kernels run every thread, one after the other (they
+      have no barriers: any order is a valid schedule);
+    * a block kernel runs one thread (`blockDim.x = 1`). Its code is uniform
+      between barriers (every thread computes the same values, thread 0
+      makes the serial writes, the parallel loops stride by `blockDim.x`),
+      so one thread running every iteration in order is the lockstep
+      schedule of the whole block. Barriers are dropped.
+
+    `scan-buffers-to-llvm` then compiles the result for the CPU.
+    `mlir_scan.compile(source, target="cuda", emulate=True)` runs programs
+    this way: the differential tests check the GPU lowering's cells,
+    read-backs, error words and kernel mapping against the reference
+    interpreter. Races between threads of a block are not exercised.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
 }
 
 #endif // SCAN_PASSES_TD

@@ -27,7 +27,8 @@ namespace scan {
 
 /// The run-time library's failure entry points (none returns):
 ///   __mlir_scan_fail(code, item, have, need : i64)         a scan check
-///   __mlir_scan_fail_alloc(elementBytes, rank : i64, sizes : !llvm.ptr)
+///   __mlir_scan_fail_alloc(elementBytes, rank : i64, sizes : !llvm.ptr,
+///                          limit : i64)                      a bad buffer size
 ///   __mlir_scan_fail_message(message : !llvm.ptr)           a cf.assert
 inline constexpr llvm::StringLiteral kScanFailFunc = "__mlir_scan_fail";
 inline constexpr llvm::StringLiteral kScanFailAllocFunc =

@@ -11,9 +11,11 @@ MLIR core of the package (:mod:`mlir_scan.runtime` compiles what
 * :mod:`.tensor` (the DSL, ``mlir_scan.tensor``, with ``T.nnet`` and
   ``T.shared_randomstreams``);
 * :mod:`.scan_module` (``scan``, ``map``, ``reduce``, ``foldl``, ``foldr``,
-  ``until``, ``scan_checkpoints``) and :mod:`.function` (``function``);
+  ``until``, ``scan_checkpoints``) and :mod:`.function` (``function``,
+  ``In``, ``Out``);
 * :mod:`.gradient` (``grad``, ``jacobian``, ``hessian``, ``disconnected_grad``;
-  also ``T.grad``, ``T.jacobian``, ``T.hessian``).
+  also ``T.grad``, ``T.jacobian``, ``T.hessian``);
+* :mod:`.sandbox` (``sandbox.rng_mrg.MRG_RandomStreams``).
 
 :mod:`mlir_scan` re-exports the public names; the modules keep their
 pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
@@ -21,18 +23,19 @@ pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
 
 from __future__ import annotations
 
-from . import config, gradient, scan_module, tensor
-from .function import Function, function
+from . import config, gradient, sandbox, scan_module, tensor
+from .function import Function, In, Out, function
 from .gradient import disconnected_grad, grad, hessian, jacobian
-from .graph import MissingInputError, UnusedInputError
-from .scan_module import foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: A004
+from .graph import MissingInputError, UnusedInputError, clone_replace
+from .scan_module import clone, foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: A004
 from .sharedvar import SharedVariable, shared
 from .tensor import dot
 
 __all__ = [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
-    "MissingInputError", "UnusedInputError", "gradient", "grad", "jacobian", "hessian", "disconnected_grad",
+    "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox",
+    "gradient", "grad", "jacobian", "hessian", "disconnected_grad",
 ]
 
 # ``T.grad`` / ``T.jacobian`` / ``T.hessian`` (the tensor DSL sits below the gradient module).

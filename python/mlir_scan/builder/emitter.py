@@ -86,6 +86,9 @@ class ModuleEmitter:
         #: Messages of run-time checks, indexed by the check id stored in the
         #: error global; see :meth:`Block.check`.
         self.checks: list[str] = []
+        #: Check id -> the exception class it raises, for checks that raise
+        #: neither ValueError nor IndexError (``Assert``: AssertionError).
+        self.check_exceptions: dict[int, type] = {}
 
     def fresh(self, hint: str = "v") -> str:
         name = f"%{hint}{self._counter}"
@@ -97,9 +100,11 @@ class ModuleEmitter:
         self._helpers.setdefault(name, text)
         return f"@{name}"
 
-    def add_check(self, message: str) -> int:
+    def add_check(self, message: str, exception: type | None = None) -> int:
         self._helpers.setdefault(_FAIL, _FAIL_DECL)
         self.checks.append(message)
+        if exception is not None:
+            self.check_exceptions[len(self.checks) - 1] = exception
         return len(self.checks) - 1
 
     def function_block(self) -> "Block":
@@ -337,15 +342,16 @@ class Block:
         return self.op(f"arith.select {cond}, {a}, {b} : {type_}", "sel")
 
     def check(self, bad: str, message: str, have: str | None = None, need: str | None = None,
-              code: int = 1) -> None:
+              code: int = 1, exception: type | None = None) -> None:
         """Fails the call with `message` when the ``i1`` `bad` is true.
 
         The failure ends the call at once (the run-time library's
         ``__mlir_scan_fail``); :mod:`mlir_scan.builder.function` raises `message`
-        (`code` 2: ``IndexError``, else ``ValueError``). `have` and `need`
-        (``index`` values) fill ``{have}``/``{need}`` in the message.
+        (`code` 2: ``IndexError``, else ``ValueError``; `exception`, when
+        given, is the class raised instead). `have` and `need` (``index``
+        values) fill ``{have}``/``{need}`` in the message.
         """
-        check_id = self.module.add_check(message)
+        check_id = self.module.add_check(message, exception)
         then = self.child(inherit=True)
         args = [then.i64(_FAIL_CODES[code]), then.i64(check_id)]
         for v in (have, need):

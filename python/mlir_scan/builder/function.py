@@ -39,19 +39,19 @@ from .emitter import ModuleEmitter
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
 from .sharedvar import SharedVariable, filter_value
 
-__all__ = ["function", "Function"]
+__all__ = ["function", "Function", "In", "Out"]
 
-_CACHE: "OrderedDict[tuple[str, bool], Any]" = OrderedDict()
+_CACHE: "OrderedDict[tuple[str, bool, str], Any]" = OrderedDict()
 _CACHE_SIZE = 64
 
 
-def _compile(text: str, optimize: bool):
+def _compile(text: str, optimize: bool, target: str = "cpu"):
     """Compiles `text`, reusing the program of an identical module (Theano's compile cache)."""
-    key = (text, optimize)
+    key = (text, optimize, target)
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    program = compile_mlir(text, optimize=optimize)
+    program = compile_mlir(text, optimize=optimize, target=target)
     _CACHE[key] = program
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -72,16 +72,57 @@ def _as_pairs(updates: Any, what: str) -> list[tuple[Any, Any]]:
     return pairs
 
 
+class In:
+    """Theano's ``In``: a function input with options (``theano.In(x, value=..., ...)``).
+
+    `value` is the argument's default (the argument may then be omitted);
+    `name` the keyword it is passed by (the variable's name by default);
+    `update` an expression whose value becomes the default after each call
+    (the input then holds a state, as in Theano); `strict` accepts only
+    arrays of exactly the input's type; `allow_downcast` overrides the
+    function's. `mutable` and `borrow` are accepted: compiled functions never
+    modify their arguments in place.
+    """
+
+    def __init__(self, variable, name=None, value=None, update=None, mutable=None, strict=False,
+                 allow_downcast=None, autoname=True, implicit=None, borrow=None, shared=False):
+        if not isinstance(variable, Variable):
+            raise TypeError(f"In: expected a symbolic variable, got {variable!r}")
+        self.variable = variable
+        self.name = name if name is not None else (variable.name if autoname else None)
+        self.value = value
+        self.update = update
+        self.mutable = bool(mutable)
+        self.borrow = bool(borrow)
+        self.strict = bool(strict)
+        self.allow_downcast = allow_downcast
+        if implicit:
+            raise NotImplementedError("In: implicit inputs are not supported (use a shared variable)")
+
+    def __repr__(self) -> str:
+        return f"In({self.variable})" if self.update is None else f"In({self.variable} -> {self.update})"
+
+
+class Out:
+    """Theano's ``Out(variable, borrow=False)``: an output (results are always fresh arrays)."""
+
+    def __init__(self, variable, borrow: bool = False):
+        self.variable = variable
+        self.borrow = bool(borrow)
+
+
 class Function:
     """A compiled function (see :func:`function`)."""
 
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, name=None,
-                 allow_input_downcast=None, on_unused_input=None, no_default_updates=False):
+                 allow_input_downcast=None, on_unused_input=None, no_default_updates=False,
+                 target="cpu"):
         self.name = name
         self._allow_downcast = allow_input_downcast
-        if isinstance(inputs, Variable):
+        if isinstance(inputs, (Variable, In)):
             inputs = [inputs]
-        self.inputs: list[Variable] = list(inputs or [])
+        specs = [i if isinstance(i, In) else None for i in list(inputs or [])]
+        self.inputs: list[Variable] = [i.variable if isinstance(i, In) else i for i in list(inputs or [])]
         for i, v in enumerate(self.inputs):
             if not isinstance(v, Variable):
                 raise TypeError(f"function: inputs[{i}] is not a symbolic variable: {v!r}")
@@ -91,14 +132,31 @@ class Function:
                     "inputs and must not be listed")
             if isinstance(v, Constant):
                 raise TypeError(f"function: inputs[{i}] ({v}) is a constant, not an input")
-            if v.owner is not None:
-                raise TypeError(
-                    f"function: inputs[{i}] ({v}) is computed from other variables; inputs must be "
-                    "placeholders such as T.vector()")
             if any(v is w for w in self.inputs[:i]):
                 raise ValueError(f"function: inputs[{i}] ({v}) is given twice")
+        self._names = [spec.name if spec is not None else v.name for spec, v in zip(specs, self.inputs)]
+        self._strict = [bool(spec is not None and spec.strict) for spec in specs]
+        self._input_downcast = [spec.allow_downcast if spec is not None and spec.allow_downcast is not None
+                                else allow_input_downcast for spec in specs]
+        #: Default values of the inputs (In(value=...)); _MISSING where none.
+        self._defaults: list[Any] = []
+        for i, (spec, v) in enumerate(zip(specs, self.inputs)):
+            if spec is None or spec.value is None:
+                self._defaults.append(_MISSING)
+            else:
+                what = f"In({v}): value"
+                self._defaults.append(filter_value(spec.value, v.type, what, self._input_downcast[i]))
+        in_updates = [(k, spec.update) for k, spec in enumerate(specs) if spec is not None and spec.update is not None]
+        for k, _ in in_updates:
+            if self._defaults[k] is _MISSING:
+                raise ValueError(f"function: In({self.inputs[k]}) has an update but no value to start from")
 
+        # An input computed from other variables cuts the graph there: the
+        # outputs are computed from the value given for it (Theano's rule).
+        self._cut = {v: Variable(v.type, name=v.name) for v in self.inputs if v.owner is not None}
         self._single = not isinstance(outputs, (list, tuple))
+        if isinstance(outputs, Out):
+            outputs = outputs.variable
         outs = [] if outputs is None else ([outputs] if self._single else list(outputs))
         if outputs is None:
             self._single = False
@@ -107,6 +165,8 @@ class Function:
             self._none = False
         self.outputs = []
         for i, o in enumerate(outs):
+            if isinstance(o, Out):
+                o = o.variable
             try:
                 self.outputs.append(T.as_tensor_variable(o))
             except (TypeError, ValueError) as exc:
@@ -120,6 +180,26 @@ class Function:
                 raise ValueError(f"function: updates: {key} is updated twice")
             upd[key] = _update_expr(key, value)
 
+        self._in_updates = []
+        for k, expr in in_updates:
+            v = self.inputs[k]
+            try:
+                expr = T.as_tensor_variable(expr)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"function: the update of In({v}) is not a tensor: {expr!r}") from exc
+            if expr.ndim != v.ndim or upcast(expr.dtype, v.dtype) != v.dtype:
+                raise TypeError(f"function: the update of In({v}) ({expr.type}) does not fit its type ({v.type})")
+            self._in_updates.append((k, expr if expr.dtype == v.dtype else T.cast(expr, v.dtype)))
+
+        if self._cut:
+            n_out, n_upd = len(self.outputs), len(upd)
+            exprs = self.outputs + list(upd.values()) + [e for _, e in self._in_updates]
+            replaced = clone_replace(exprs, self._cut)
+            self.outputs = replaced[:n_out]
+            upd = dict(zip(upd.keys(), replaced[n_out:n_out + n_upd]))
+            self._in_updates = [(k, e) for (k, _), e in zip(self._in_updates, replaced[n_out + n_upd:])]
+            self.inputs = [self._cut.get(v, v) for v in self.inputs]
+
         if givens is not None:
             repl = {}
             for k, v in _as_pairs(givens, "givens"):
@@ -129,13 +209,16 @@ class Function:
                 if v.type.dtype != k.type.dtype or v.ndim != k.ndim:
                     raise TypeError(f"function: givens: {k} ({k.type}) cannot be replaced by {v} ({v.type})")
                 repl[k] = v
-            replaced = clone_replace(self.outputs + list(upd.values()), repl)
-            self.outputs = replaced[: len(self.outputs)]
-            upd = dict(zip(upd.keys(), replaced[len(self.outputs):]))
+            n_out, n_upd = len(self.outputs), len(upd)
+            replaced = clone_replace(self.outputs + list(upd.values()) + [e for _, e in self._in_updates], repl)
+            self.outputs = replaced[:n_out]
+            upd = dict(zip(upd.keys(), replaced[n_out:n_out + n_upd]))
+            self._in_updates = [(k, e) for (k, _), e in zip(self._in_updates, replaced[n_out + n_upd:])]
 
+        in_exprs = [e for _, e in self._in_updates]
         if not no_default_updates:
             while True:
-                roots = graph_inputs(self.outputs + list(upd.values()))
+                roots = graph_inputs(self.outputs + list(upd.values()) + in_exprs)
                 new = [r for r in roots
                        if isinstance(r, SharedVariable) and r.default_update is not None and r not in upd]
                 if not new:
@@ -144,7 +227,7 @@ class Function:
                     upd[s] = s.default_update
         self.updates = upd
 
-        roots = graph_inputs(self.outputs + list(upd.values()))
+        roots = graph_inputs(self.outputs + list(upd.values()) + in_exprs)
         input_ids = {v.id for v in self.inputs}
         for r in roots:
             if isinstance(r, (Constant, SharedVariable)) or r.id in input_ids:
@@ -164,12 +247,21 @@ class Function:
                     warnings.warn(msg, stacklevel=3)
         self.shared: list[SharedVariable] = [r for r in roots if isinstance(r, SharedVariable)]
 
-        self.ir, self._checks = self._emit()
-        self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"))
+        self.ir, self._checks, self._check_exceptions = self._emit()
+        self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"), target=target)
         self._fn = self.program.functions["f"]
+        # Per input: dtype, rank, static sizes (None if all dynamic), the
+        # range of an integer scalar: what a value must match to need no
+        # conversion.
+        self._exact = []
+        for v in self.inputs:
+            dtype = np.dtype(v.dtype)
+            static = None if all(d is None for d in v.type.shape) else v.type.shape
+            bounds = (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)) if dtype.kind in "iu" else None
+            self._exact.append((dtype, v.ndim, static, bounds))
 
     # -- MLIR ---------------------------------------------------------------------------
-    def _emit(self) -> tuple[str, list[str]]:
+    def _emit(self) -> tuple[str, list[str], dict[int, type]]:
         module = ModuleEmitter()
         body = module.function_block()
         params = []
@@ -180,40 +272,39 @@ class Function:
             attr = " {bufferization.writable = false}" if v.ndim else ""
             params.append(f"{arg}: {v.type.mlir}{attr}")
         results = []
-        body.plan(self.outputs + list(self.updates.values()))
-        for v in self.outputs + list(self.updates.values()):
+        exprs = self.outputs + list(self.updates.values()) + [e for _, e in self._in_updates]
+        body.plan(exprs)
+        for v in exprs:
             results.append((body.value(v), v.type.mlir))
         body.stmt(f"return {', '.join(s for s, _ in results)}" + (
             f" : {', '.join(t for _, t in results)}" if results else ""))
         sig = ", ".join(t for _, t in results)
         head = f"  func.func @f({', '.join(params)}) -> ({sig}) {{"
         text = module.module_text([head + "\n" + body.text() + "\n  }"])
-        return text, list(module.checks)
+        return text, list(module.checks), dict(module.check_exceptions)
 
     # -- calls ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            if len(args) > len(self.inputs):
-                raise TypeError(f"function: expected {len(self.inputs)} argument(s), got {len(args)}")
-            full = list(args) + [_MISSING] * (len(self.inputs) - len(args))
-            names = [v.name for v in self.inputs]
-            for key, value in kwargs.items():
-                if key not in names:
-                    raise TypeError(f"function: unexpected keyword argument {key!r}")
-                k = names.index(key)
-                if full[k] is not _MISSING:
-                    raise TypeError(f"function: argument {key!r} given twice")
-                full[k] = value
-            missing = [names[k] or f"#{k}" for k, a in enumerate(full) if a is _MISSING]
-            if missing:
-                raise TypeError(f"function: missing argument(s) {', '.join(missing)}")
-            args = tuple(full)
-        if len(args) != len(self.inputs):
-            raise TypeError(f"function: expected {len(self.inputs)} argument(s), got {len(args)}")
+        if kwargs or len(args) != len(self.inputs):
+            args = self._complete_arguments(args, kwargs)
         values = []
         for i, (v, a) in enumerate(zip(self.inputs, args)):
-            what = f"argument #{i}" + (f" ({v.name})" if v.name else "")
-            array = filter_value(a, v.type, what, self._allow_downcast)
+            # Values that need no conversion go straight to the native call.
+            dtype, ndim, shape, bounds = self._exact[i]
+            if ndim:
+                if type(a) is np.ndarray and a.dtype == dtype and a.ndim == ndim and (
+                        shape is None or all(w is None or w == h for w, h in zip(shape, a.shape))):
+                    values.append(a)
+                    continue
+            elif not self._strict[i] and (
+                    (type(a) is float and dtype.kind == "f" and dtype.itemsize == 8) or (
+                    type(a) is int and bounds is not None and bounds[0] <= a <= bounds[1])):
+                values.append(a)
+                continue
+            what = f"argument #{i}" + (f" ({self._names[i]})" if self._names[i] else "")
+            if self._strict[i] and not (isinstance(a, np.ndarray) and a.dtype == np.dtype(v.dtype)):
+                raise TypeError(f"{what}: strict input: expected an array of dtype {v.dtype}, got {a!r}")
+            array = filter_value(a, v.type, what, self._input_downcast[i])
             values.append(array[()] if array.ndim == 0 else array)
         for s in self.shared:
             value = s.get_value(borrow=True)
@@ -225,24 +316,52 @@ class Function:
             if failure is None:
                 raise  # a scan's own check (n_steps, sequence lengths...)
             raise self._check_error(type(exc), failure) from None
-        n = len(self.outputs) + len(self.updates)
+        n_out, n_upd = len(self.outputs), len(self.updates)
+        n = n_out + n_upd + len(self._in_updates)
         if n == 0:
             raw = ()
         elif n == 1:
             raw = (raw,)
-        outs = [np.asarray(r) for r in raw[: len(self.outputs)]]
-        for s, r in zip(self.updates, raw[len(self.outputs):]):
+        outs = [np.asarray(r) for r in raw[:n_out]]
+        for s, r in zip(self.updates, raw[n_out:n_out + n_upd]):
             s._store(np.asarray(r))
+        for (k, _), r in zip(self._in_updates, raw[n_out + n_upd:]):
+            self._defaults[k] = np.asarray(r)
         if self._none:
             return []
         if self._single:
             return outs[0]
         return outs
 
+    def _complete_arguments(self, args: tuple, kwargs: dict) -> tuple:
+        """The positional arguments of a call: keywords placed, defaults filled in."""
+        n_in = len(self.inputs)
+        if len(args) > n_in:
+            raise TypeError(f"function: expected {n_in} argument(s), got {len(args)}")
+        full = list(args) + [_MISSING] * (n_in - len(args))
+        names = self._names
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"function: unexpected keyword argument {key!r}")
+            k = names.index(key)
+            if full[k] is not _MISSING:
+                raise TypeError(f"function: argument {key!r} given twice")
+            full[k] = value
+        for k, a in enumerate(full):
+            if a is _MISSING and self._defaults[k] is not _MISSING:
+                full[k] = self._defaults[k]
+        missing = [names[k] or f"#{k}" for k, a in enumerate(full) if a is _MISSING]
+        if missing:
+            if not kwargs and all(d is _MISSING for d in self._defaults):
+                raise TypeError(f"function: expected {n_in} argument(s), got {len(args)}")
+            raise TypeError(f"function: missing argument(s) {', '.join(missing)}")
+        return tuple(full)
+
     def _check_error(self, kind: type, failure) -> Exception:
         """The exception of the builder's check that failed in a call."""
         check = failure.check
         if 0 <= check < len(self._checks):
+            kind = self._check_exceptions.get(check, kind)
             return kind(self._checks[check].format(have=failure.have, need=failure.need))
         return kind(f"run-time check {check} failed")
 
@@ -270,16 +389,51 @@ def _update_expr(s: SharedVariable, value: Any) -> Variable:
 def function(inputs: Sequence[Variable] | None = None, outputs: Any = None, mode: Any = None, updates: Any = None,
              givens: Any = None, no_default_updates: bool = False, accept_inplace: bool = False,
              name: str | None = None, rebuild_strict: bool = True, allow_input_downcast: bool | None = None,
-             profile: Any = None, on_unused_input: str | None = None) -> Function:
+             profile: Any = None, on_unused_input: str | None = None, target: str = "cpu") -> Function:
     """Compiles `outputs` as a function of `inputs` (``theano.function``).
 
     `updates` (a dict or a list of pairs) gives shared variables new values
     after each call; shared variables with a default update (random
     streams) are updated too unless `no_default_updates`. ``mode=
     "FAST_COMPILE"`` skips the scan rewrites. The result's ``.ir`` is the
-    emitted MLIR and ``.program.ir(stage)`` the compiled stages.
+    emitted MLIR and ``.program.ir(stage)`` the compiled stages. ``target="cuda"``
+    compiles for an NVIDIA GPU (see :mod:`mlir_scan.cuda`).
     """
     return Function(inputs, outputs, updates=updates, givens=givens, mode=mode, name=name,
                     allow_input_downcast=allow_input_downcast, on_unused_input=on_unused_input,
-                    no_default_updates=no_default_updates)
+                    no_default_updates=no_default_updates, target=target)
+
+
+def _eval(self: Variable, inputs_to_values: dict | None = None, **kwargs: Any) -> np.ndarray:
+    """Theano's ``Variable.eval``: the value of this variable for the given input values.
+
+    Keys are variables (or, as PyTensor allows, their names). The compiled
+    function is cached on the variable for each set of inputs.
+
+    >>> from mlir_scan import tensor as T
+    >>> x = T.dvector("x")
+    >>> (x * 2).eval({x: [1.0, 2.0]})
+    array([2., 4.])
+    """
+    values = dict(inputs_to_values or {})
+    values.update(kwargs)
+    given: dict[Variable, Any] = {}
+    for key, value in values.items():
+        if isinstance(key, str):
+            matches = [v for v in graph_inputs([self]) if v.name == key and not isinstance(v, (Constant, SharedVariable))]
+            if len(matches) != 1:
+                raise TypeError(f"eval: {len(matches)} inputs of the graph are named {key!r}")
+            key = matches[0]
+        if not isinstance(key, Variable):
+            raise TypeError(f"eval: keys must be symbolic variables (or their names), got {key!r}")
+        given[key] = value
+    inputs = sorted(given, key=lambda v: v.id)
+    cache = self.tag.setdefault("eval_functions", {})
+    key = tuple(v.id for v in inputs)
+    if key not in cache:
+        cache[key] = function(inputs, self)
+    return cache[key](*[given[v] for v in inputs])
+
+
+Variable.eval = _eval  # type: ignore[attr-defined]
 

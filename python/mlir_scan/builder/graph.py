@@ -42,6 +42,7 @@ __all__ = [
     "toposort",
     "ancestors",
     "clone_replace",
+    "inputs",
     "check_dtype",
     "upcast",
 ]
@@ -430,11 +431,13 @@ def graph_inputs(outputs: Iterable[Variable], stop: set[int] | None = None) -> l
 
 
 def clone_replace(
-    outputs: Sequence[Variable], replace: dict[Variable, Variable]
+    outputs: Sequence[Variable], replace: dict[Variable, Variable], strict: bool = True
 ) -> list[Variable]:
     """`outputs` recomputed with each key of `replace` swapped for its value.
 
     Nodes that do not depend on a replaced variable are shared, not copied.
+    A replacement must have its key's dtype and rank (with `strict`) or rank
+    (without: the nodes re-derive their types).
 
     >>> from mlir_scan import tensor as T
     >>> x, y = T.scalar("x"), T.scalar("y")
@@ -444,7 +447,7 @@ def clone_replace(
     """
     mapping: dict[int, Variable] = {k.id: v for k, v in replace.items()}
     for key, value in replace.items():
-        if key.type.dtype != value.type.dtype or key.type.ndim != value.type.ndim:
+        if (strict and key.type.dtype != value.type.dtype) or key.type.ndim != value.type.ndim:
             raise TypeError(
                 f"clone_replace: cannot replace {key} ({key.type}) by {value} ({value.type})"
             )
@@ -467,3 +470,19 @@ def depends_on(outputs: Iterable[Variable], targets: set[int]) -> set[int]:
         if any(v.id in dependent for v in node.inputs):
             dependent.update(v.id for v in node.outputs)
     return dependent
+
+
+def inputs(variables: Iterable[Variable], blockers: Iterable[Variable] | None = None) -> list[Variable]:
+    """Theano's ``graph.inputs``: the variables without an owner that `variables` depend on.
+
+    Constants and shared variables are included; the walk stops at `blockers`.
+
+    >>> from mlir_scan import tensor as T
+    >>> x, y = T.scalar("x"), T.scalar("y")
+    >>> [v.name for v in inputs([x * y + x])]
+    ['x', 'y']
+    """
+    if isinstance(variables, Variable):
+        variables = [variables]
+    stop = {v.id for v in blockers} if blockers is not None else None
+    return graph_inputs(list(variables), stop)

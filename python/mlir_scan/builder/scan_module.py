@@ -46,7 +46,7 @@ from .ops.scan import ScanOp
 from .ops.shape import Shape_i, shape_of
 from .sharedvar import SharedVariable
 
-__all__ = ["scan", "map", "reduce", "foldl", "foldr", "until", "scan_checkpoints", "OrderedUpdates"]
+__all__ = ["scan", "map", "reduce", "foldl", "foldr", "until", "scan_checkpoints", "clone", "OrderedUpdates"]
 
 
 class until:  # noqa: N801 - Theano's name
@@ -111,49 +111,76 @@ def _outer_value(x: Any, what: str) -> Variable:
 
 
 def _parse_return(ret: Any, what: str) -> tuple[list, dict, Any]:
-    """Theano's rules for what `fn` returns: outputs, updates and/or ``until``."""
+    """Theano's rules for what `fn` returns: outputs, updates and/or ``until``.
+
+    Every form Theano and PyTensor accept: outputs (a variable or a list or
+    tuple of them), updates (a dict or a list of ``(shared, value)`` pairs),
+    ``until(cond)``, and the tuples ``(outputs, updates)``,
+    ``(outputs, until)``, ``(updates, until)`` and ``(outputs, updates,
+    until)``. An empty list or tuple is read by its position, as Theano does:
+    the middle item of a 3-tuple is the updates, the item after the outputs
+    of a pair is the updates. ``(updates, outputs)`` (the order Theano's
+    guide once allowed) is accepted too.
+    """
     def is_updates(x):
         if isinstance(x, dict):
             return True
-        return (isinstance(x, (list, tuple)) and len(x) > 0 and all(
+        return (isinstance(x, (list, tuple)) and all(
             isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], SharedVariable) for p in x))
 
     def is_outputs(x):
         if isinstance(x, (Variable, int, float, np.ndarray, np.generic)) and not isinstance(x, bool):
             return True
         return isinstance(x, (list, tuple)) and all(
-            isinstance(v, (Variable, int, float, np.ndarray, np.generic)) for v in x)
+            isinstance(v, (Variable, int, float, np.ndarray, np.generic)) and not isinstance(v, bool) for v in x)
+
+    def as_list(x):
+        return list(x) if isinstance(x, (list, tuple)) else [x]
 
     if isinstance(ret, until):
         return [], {}, ret
-    if is_updates(ret):
-        return [], dict(ret), None
     if ret is None:
         return [], {}, None
     if is_outputs(ret):
-        return (list(ret) if isinstance(ret, (list, tuple)) else [ret]), {}, None
-    if isinstance(ret, (list, tuple)):
-        outputs, updates, cond = None, None, None
-        for i, item in enumerate(ret):
-            if isinstance(item, until):
-                if i != len(ret) - 1:
-                    raise ValueError(f"{what}: the until condition must be the last thing fn returns")
-                cond = item
-            elif is_updates(item):
-                if updates is not None:
-                    raise ValueError(f"{what}: fn returned two sets of updates")
-                updates = dict(item)
-            elif is_outputs(item):
-                if outputs is not None:
-                    raise ValueError(f"{what}: fn returned outputs in two places; return one list of outputs")
-                outputs = list(item) if isinstance(item, (list, tuple)) else [item]
-            else:
-                raise TypeError(f"{what}: fn returned {item!r}, which is neither outputs, updates nor until")
-        return outputs or [], updates or {}, cond
-    raise TypeError(
-        f"{what}: fn must return outputs (a variable or a list), an updates dict, an until "
-        f"condition or a tuple of those; got {ret!r}"
-    )
+        return as_list(ret), {}, None
+    if is_updates(ret):
+        return [], dict(ret), None
+    if not isinstance(ret, (list, tuple)):
+        raise TypeError(
+            f"{what}: fn must return outputs (a variable or a list), an updates dict, an until "
+            f"condition or a tuple of those; got {ret!r}"
+        )
+    items = list(ret)
+    cond = None
+    for i, item in enumerate(items):
+        if isinstance(item, until) and i != len(items) - 1:
+            raise ValueError(f"{what}: the until condition must be the last thing fn returns")
+    if items and isinstance(items[-1], until):
+        cond = items.pop()
+    for item in items:
+        if not (is_outputs(item) or is_updates(item)):
+            raise TypeError(f"{what}: fn returned {item!r}, which is neither outputs, updates nor until")
+    if len(items) > 2:
+        raise ValueError(
+            f"{what}: fn returned {len(ret)} items; return outputs, then updates, then an until condition "
+            "(each optional)")
+    if len(items) == 1:
+        item = items[0]
+        if is_outputs(item):  # (outputs, until); an empty list is no outputs
+            return as_list(item), {}, cond
+        return [], dict(item), cond
+    if len(items) == 0:
+        return [], {}, cond
+    first, second = items
+    # Theano's order is (outputs, updates); an empty list or tuple takes the
+    # meaning of its position. (updates, outputs) is read too when unambiguous.
+    if is_outputs(first) and is_updates(second):
+        return as_list(first), dict(second), cond
+    if is_updates(first) and is_outputs(second):
+        return as_list(second), dict(first), cond
+    if is_outputs(first) and is_outputs(second):
+        raise ValueError(f"{what}: fn returned outputs in two places; return one list of outputs")
+    raise ValueError(f"{what}: fn returned two sets of updates")
 
 
 def _check_arity(fn: Callable, n_args: int, description: str, what: str) -> None:
@@ -189,6 +216,7 @@ def scan(
     allow_gc: Any = None,
     strict: bool = False,
     return_list: bool = False,
+    return_updates: bool = True,
 ) -> tuple[Any, OrderedUpdates]:
     """Theano's scan: applies `fn` step by step; returns ``(outputs, updates)``.
 
@@ -196,9 +224,23 @@ def scan(
     outputs have one row per step (the initial state is not included);
     `updates` maps each shared variable `fn` updates to its value after the
     last step and must be given to :func:`mlir_scan.function`.
+    ``return_updates=False`` (PyTensor 3) returns the outputs alone; a scan
+    that updates shared variables then raises ``ValueError``.
     """
-    return _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient, go_backwards,
-                 name, strict, return_list, keep_last=False)
+    return _returned(_scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient, go_backwards,
+                           name, strict, return_list, keep_last=False), return_updates)
+
+
+def _returned(result: tuple[Any, OrderedUpdates], return_updates: bool) -> Any:
+    """PyTensor's ``return_updates``: ``(outputs, updates)``, or the outputs alone."""
+    if return_updates:
+        return result
+    outputs, updates = result
+    if updates:
+        raise ValueError(
+            f"return_updates=False but Scan produced updates {dict(updates)}. Make sure to use outputs_info to "
+            "handle all recurrent states, and not rely on shared variable updates.")
+    return outputs
 
 
 def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient, go_backwards, name,
@@ -358,11 +400,27 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
             raise TypeError(f"{what}: output #{i} of fn is not a tensor: {o!r}") from exc
 
     # -- states: check the outputs against their initial values --------------------------
-    for i, ((kind, init, _), out) in enumerate(zip(infos, outputs)):
+    # With n_steps = 1, fn is called once and its outputs are never fed back
+    # (Theano and PyTensor build no loop then): a state whose output does
+    # not fit it is read once, as a non-sequence, and the output is stacked
+    # as is (a nitsot).
+    one_step = isinstance(n_var, Constant) and int(n_var.data) == 1
+    for i, ((kind, init, taps), out) in enumerate(zip(infos, outputs)):
         label = f"outputs_info[{i}]"
         if kind == "nitsot":
             continue
         state_t = init.type if kind == "sitsot" else init.type.row()
+        fits = (out.ndim == state_t.ndim
+                and all(a is None or c is None or a == c for a, c in zip(state_t.shape, out.type.shape))
+                and upcast(out.dtype, init.dtype) == init.dtype)
+        if one_step and not fits:
+            k = -min(taps)
+            for t, ph in out_phs[i].items():
+                nonseqs.append(init if kind == "sitsot" else init[k + t])
+                non_phs.append(ph)
+            out_phs[i] = {}
+            infos[i] = ("nitsot", None, [])
+            continue
         if out.ndim != state_t.ndim:
             extra = " (plus one leading dimension for taps other than [-1])" if kind == "mitsot" else ""
             raise ValueError(
@@ -400,6 +458,21 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
             break
         for s in new:
             updates[s] = s.default_update
+
+    # Theano compiles fn's outputs, with its updates, as a function of the
+    # step's inputs, the non-sequences and what the outputs use: an update
+    # that needs anything else is a missing input (never a hidden argument).
+    known = {p.id for d in seq_phs + out_phs for p in d.values()} | {p.id for p in non_phs}
+    known |= {v.id for v in nonseqs}
+    known |= {r.id for r in graph_inputs(outputs + ([cond.condition] if cond else []))}
+    for s, expr in updates.items():
+        for r in graph_inputs([expr]):
+            if isinstance(r, (Constant, SharedVariable)) or r.id in known:
+                continue
+            raise MissingInputError(
+                f"{what}: the update of {s} uses {r!r}, which is neither an input of fn, a non-sequence nor "
+                "used by fn's outputs. Please pass this variable to the scan's inner function, and to the "
+                "non_sequences of scan.")
 
     state_phs = {s: _Placeholder(s.type, name=s.name) for s in updates}
     inner = outputs + list(updates.values()) + ([cond.condition] if cond else [])
@@ -462,11 +535,13 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         outer_of[p.id] = (s, 0)
     value_of = {p.id: v for p, v in zip(all_non_phs, all_nonseqs)}
 
-    nitsot_shapes, nitsot_dims = [], []
+    nitsot_shapes, nitsot_dims, nitsot_runtime = [], [], []
     for i, ((kind, _, _), out) in enumerate(zip(infos, inner_outs)):
         if kind != "nitsot":
             continue
         shape = list(out.type.shape)
+        dims_here: list[Variable] = []
+        runtime = False
         if None in shape:
             dims = shape_of(out)
             for d, size in enumerate(shape):
@@ -478,17 +553,17 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                     continue
                 outer = _outer_dim(dim, outer_of, value_of, inner_ids | {p.id for p in free_phs})
                 if outer is None:
-                    raise ValueError(
-                        f"{what}: fn's output #{i} (no outputs_info: a new row per step) has a shape "
-                        f"{_shape(out.type.shape)} whose dimension {d} depends on values computed inside "
-                        "the loop; its size must be known before the loop runs. Give the output an "
-                        "initial value in outputs_info, or make its shape depend only on shapes and "
-                        "non-sequences."
-                    )
+                    # Known only when a step runs: the lowering sizes the rows
+                    # from the first step (and checks the others against it).
+                    runtime = True
+                    continue
                 if isinstance(outer, Constant):
                     shape[d] = int(outer.data)
                 else:
-                    nitsot_dims.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
+                    dims_here.append(outer if outer.dtype == "int64" else T.cast(outer, "int64"))
+        if not runtime:
+            nitsot_dims.extend(dims_here)
+        nitsot_runtime.append(runtime)
         nitsot_shapes.append(tuple(shape))
 
     order_mit = [i for i, (k, _, _) in enumerate(infos) if k == "mitsot"]
@@ -563,6 +638,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         go_backwards=bool(go_backwards),
         keep=keep,
         nitsot_shapes=nitsot_shapes,
+        nitsot_runtime=nitsot_runtime,
         name=name,
         truncate_gradient=int(truncate_gradient),
         kinds=["output"] * len(order_sit) + ["update"] * n_upd,
@@ -652,32 +728,37 @@ def _outer_dim(dim: Variable, outer_of: dict, value_of: dict, inner_ids: set[int
 
 
 def map(fn: Callable, sequences: Any, non_sequences: Any = None, truncate_gradient: int = -1,  # noqa: A001
-        go_backwards: bool = False, mode: Any = None, name: str | None = None) -> tuple[Any, OrderedUpdates]:
+        go_backwards: bool = False, mode: Any = None, name: str | None = None,
+        return_updates: bool = True) -> tuple[Any, OrderedUpdates]:
     """``fn`` applied to each step of `sequences` (Python's ``map``)."""
     return scan(fn, sequences=sequences, outputs_info=None, non_sequences=non_sequences,
-                truncate_gradient=truncate_gradient, go_backwards=go_backwards, mode=mode, name=name)
+                truncate_gradient=truncate_gradient, go_backwards=go_backwards, mode=mode, name=name,
+                return_updates=return_updates)
 
 
 def reduce(fn: Callable, sequences: Any, outputs_info: Any, non_sequences: Any = None,  # noqa: A001
-           go_backwards: bool = False, mode: Any = None, name: str | None = None) -> tuple[Any, OrderedUpdates]:
+           go_backwards: bool = False, mode: Any = None, name: str | None = None,
+           return_updates: bool = True) -> tuple[Any, OrderedUpdates]:
     """Only the last value of each output of a scan (Python's ``functools.reduce``).
 
     With zero steps an output with an initial value gives that initial value.
     """
-    return _scan(fn, sequences, outputs_info, non_sequences, None, -1, go_backwards, name, False, False,
-                 keep_last=True)
+    return _returned(_scan(fn, sequences, outputs_info, non_sequences, None, -1, go_backwards, name, False, False,
+                           keep_last=True), return_updates)
 
 
 def foldl(fn: Callable, sequences: Any, outputs_info: Any, non_sequences: Any = None, mode: Any = None,
-          name: str | None = None) -> tuple[Any, OrderedUpdates]:
+          name: str | None = None, return_updates: bool = True) -> tuple[Any, OrderedUpdates]:
     """``reduce`` from the first element (Haskell's ``foldl``)."""
-    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=False, mode=mode, name=name)
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=False, mode=mode, name=name,
+                  return_updates=return_updates)
 
 
 def foldr(fn: Callable, sequences: Any, outputs_info: Any, non_sequences: Any = None, mode: Any = None,
-          name: str | None = None) -> tuple[Any, OrderedUpdates]:
+          name: str | None = None, return_updates: bool = True) -> tuple[Any, OrderedUpdates]:
     """``reduce`` from the last element (Haskell's ``foldr``)."""
-    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True, mode=mode, name=name)
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True, mode=mode, name=name,
+                  return_updates=return_updates)
 
 
 # -- scan_checkpoints -----------------------------------------------------------------------------
@@ -685,26 +766,29 @@ def foldr(fn: Callable, sequences: Any, outputs_info: Any, non_sequences: Any = 
 
 def scan_checkpoints(fn: Callable, sequences: Any = None, outputs_info: Any = None, non_sequences: Any = None,
                      name: str = "checkpointscan_fn", n_steps: Any = None, save_every_N: int = 10,
-                     padding: bool = True) -> tuple[Any, OrderedUpdates]:
+                     padding: bool = True, return_updates: bool = True) -> tuple[Any, OrderedUpdates]:
     """Scan in chunks of `save_every_N` steps, returning the state after each chunk.
 
     An outer scan over ``ceil(n_steps / save_every_N)`` chunks runs an inner
     scan of `save_every_N` steps (fewer for the last chunk) and keeps only its
     last state, as Theano's ``scan_checkpoints`` does; the last row of every
-    output is the final state of the plain scan. Taps are not supported.
+    output is the final state of the plain scan. Outputs given ``None`` in
+    `outputs_info` keep the row of the last step of each chunk too. Taps are
+    not supported (``RuntimeError``, as in Theano).
     """
     what = "scan_checkpoints"
-    seqs = [_outer_value(s, f"sequences[{i}]") if not isinstance(s, dict) else None
-            for i, s in enumerate(_as_list(sequences))]
-    if any(s is None for s in seqs):
-        raise ValueError(f"{what}: sequences must be variables (taps are not supported)")
+    seqs = []
+    for i, s in enumerate(_as_list(sequences)):
+        if isinstance(s, dict):
+            if s.get("taps") is not None and _taps(s["taps"], f"sequences[{i}]") != [0]:
+                raise RuntimeError("scan_checkpoints doesn't work with taps.")
+            s = s.get("input")
+        seqs.append(_outer_value(s, f"sequences[{i}]"))
     infos = _as_list(outputs_info)
     for i, o in enumerate(infos):
-        if isinstance(o, dict) and ("taps" in o and o["taps"] not in (None, [-1], -1)):
-            raise ValueError(f"{what}: outputs_info[{i}]: taps are not supported")
-    infos = [o["initial"] if isinstance(o, dict) else o for o in infos]
-    if any(o is None for o in infos):
-        raise ValueError(f"{what}: every output needs an initial state (only the last step of each is kept)")
+        if isinstance(o, dict) and o.get("taps") is not None and _taps(o["taps"], f"outputs_info[{i}]") != [-1]:
+            raise RuntimeError("scan_checkpoints doesn't work with taps.")
+    infos = [o.get("initial") if isinstance(o, dict) else o for o in infos]
     if not isinstance(save_every_N, (int, np.integer)) or save_every_N < 1:
         raise ValueError(f"{what}: save_every_N must be a positive int, got {save_every_N!r}")
     nonseqs = _as_list(non_sequences)
@@ -733,19 +817,58 @@ def scan_checkpoints(fn: Callable, sequences: Any = None, outputs_info: Any = No
             s = T.concatenate([s, z], axis=0)
         o_seqs.append(T.reshape(s, [s.shape[0] // N, N] + [s.shape[d] for d in range(1, s.ndim)]))
     n_seqs = len(o_seqs)
-    n_out = len(infos)
+    n_states = sum(1 for o in infos if o is not None)
 
     def outer_step(*args):
         i_seqs = list(args[:n_seqs])
         steps = args[n_seqs]
-        states = list(args[n_seqs + 1:n_seqs + 1 + n_out])
-        i_non = list(args[n_seqs + 1 + n_out:])
-        results, upd = scan(fn, sequences=i_seqs, outputs_info=states, non_sequences=i_non,
+        states = iter(args[n_seqs + 1:n_seqs + 1 + n_states])
+        i_non = list(args[n_seqs + 1 + n_states:])
+        # Outputs without an initial state (None) are recomputed per chunk:
+        # the outer scan keeps the last row of each chunk, as for the states.
+        i_infos = [None if o is None else next(states) for o in infos]
+        results, upd = scan(fn, sequences=i_seqs, outputs_info=i_infos, non_sequences=i_non,
                             n_steps=steps, name=name + "_inner", return_list=True)
         return [r[-1] for r in results], upd
 
     return scan(outer_step, sequences=o_seqs + [i_n_steps], outputs_info=infos, non_sequences=nonseqs,
-                n_steps=o_n_steps, name=name + "_outer")
+                n_steps=o_n_steps, name=name + "_outer", return_updates=return_updates)
+
+
+# -- clone ------------------------------------------------------------------------------------------
+
+
+def clone(output: Any, replace: Any = None, strict: bool = True, share_inputs: bool = True,
+          copy_inputs: Any = None) -> Any:
+    """Theano's ``theano.clone``: `output` (a variable or a list) with `replace` applied.
+
+    `replace` maps variables of the graph (inputs or intermediate ones) to
+    their replacements (a dict or a list of pairs; values may be Python
+    numbers). Nodes that depend on none of them are shared. ``strict=False``
+    lets a replacement have another dtype (the graph is re-typed);
+    ``share_inputs=False`` also gives the graph's other inputs fresh copies.
+
+    >>> from mlir_scan import tensor as T
+    >>> x, y = T.scalar("x"), T.scalar("y")
+    >>> z = clone(x * 2, replace={x: y})
+    >>> z.owner.inputs[0] is y
+    True
+    """
+    single = isinstance(output, Variable)
+    outs = [output] if single else list(output)
+    pairs = list(replace.items()) if isinstance(replace, dict) else list(replace or [])
+    mapping: dict[Variable, Variable] = {}
+    for key, value in pairs:
+        if not isinstance(key, Variable):
+            raise TypeError(f"clone: replace keys must be symbolic variables, got {key!r}")
+        mapping[key] = T.as_tensor_variable(value)
+    if not share_inputs:
+        blocked = {k.id for k in mapping}
+        for v in graph_inputs(outs, blocked):
+            if v.id not in blocked and v.owner is None and not isinstance(v, (Constant, SharedVariable)):
+                mapping[v] = Variable(v.type, name=v.name)
+    result = clone_replace(outs, mapping, strict=strict) if mapping else outs
+    return result[0] if single else list(result)
 
 
 # ``theano.scan_module.until`` / ``aesara.scan.utils.until`` / ``aesara.scan.scan_checkpoints``.

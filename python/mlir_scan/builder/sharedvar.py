@@ -34,6 +34,8 @@ def filter_value(value: Any, type_: TensorType, what: str, allow_downcast: bool 
     NumPy arrays and scalars must convert safely (``np.can_cast``); Python
     numbers and lists may take any dtype that represents them exactly. A lossy
     conversion raises ``TypeError`` naming `what` unless `allow_downcast`.
+    As in Theano, a Python float given for a ``config.floatX`` input is
+    narrowed to floatX unless `allow_downcast` is False.
 
     >>> filter_value([1, 2], TensorType("float32", (None,)), "x")
     array([1., 2.], dtype=float32)
@@ -57,6 +59,9 @@ def filter_value(value: Any, type_: TensorType, what: str, allow_downcast: bool 
                     "(or pass allow_input_downcast=True)"
                 )
             array = array.astype(dtype)
+    elif type(value) is float and allow_downcast is None and dtype.name == config.floatX:
+        # Theano's special case: Python float literals are downcast to floatX.
+        array = np.asarray(value, dtype=dtype)
     else:
         try:
             raw = np.asarray(value)

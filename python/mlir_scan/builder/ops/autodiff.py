@@ -32,6 +32,7 @@ import numpy as np
 from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable, is_float, toposort
 from .basic import Alloc, DimShuffle, Reduce
+from .disconnected import DisconnectedGrad
 from .elemwise import SCALAR_OPS, Elemwise, broadcast_shapes, cast
 from .shape import shape_of
 
@@ -116,22 +117,6 @@ def retype(x: Variable, shape: tuple) -> Variable:
     if x.type.shape == tuple(shape):
         return x
     return SpecifyShape(tuple(shape))(x)
-
-
-class DisconnectedGrad(Op):
-    """The identity, with a zero gradient (``theano.gradient.disconnected_grad``)."""
-
-    def make_node(self, x: Variable) -> Apply:
-        return Apply(self, [x], [x.type])
-
-    def infer_shape(self, node, input_shapes):
-        return [input_shapes[0]]
-
-    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
-        return [inputs[0]]
-
-    def L_op(self, node, output_grads):
-        return [None]
 
 
 def conform(g: Variable, var: Variable) -> Variable:

@@ -698,20 +698,59 @@ class Reshape(Op):
         return Apply(self, [x, *dims], [TensorType(x.dtype, self.shape)])
 
     def infer_shape(self, node, input_shapes):
-        it = iter(node.inputs[1:])
-        return [tuple(s if s is not None else next(it) for s in self.shape)]
+        syms = node.inputs[1:]
+        if not syms:
+            return [tuple(self.shape)]
+        # A symbolic size may be -1 at run time: the size the others leave.
+        total = _int64_dim(1)
+        for d in input_shapes[0]:
+            total = elemwise("mul", total, _int64_dim(d))
+        known = _int64_dim(int(np.prod([s for s in self.shape if s is not None])))
+        minus1 = _int64_dim(-1)
+        for v in syms:
+            v = _int64_dim(v)
+            known = elemwise("mul", known, elemwise("switch", elemwise("eq", v, minus1), _int64_dim(1), v))
+        left = elemwise("int_div", total, known)
+        it = iter(syms)
+        dims = []
+        for s in self.shape:
+            if s is not None:
+                dims.append(s)
+                continue
+            v = _int64_dim(next(it))
+            dims.append(elemwise("switch", elemwise("eq", v, minus1), left, v))
+        return [tuple(dims)]
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         x = node.inputs[0]
         out = node.outputs[0].type
-        dyn = b.index_dims(inputs[1:], [v.dtype for v in node.inputs[1:]], "reshape")
-        it = iter(dyn)
-        dims = [b.index(s) if s is not None else next(it) for s in self.shape]
         src = inputs[0]
-        # The element counts must agree; on a mismatch the result is zeros.
         total_in = b.index(1)
         for d in range(x.ndim):
             total_in = b.iop("muli", total_in, b.dim(src, x.type, d))
+        # Symbolic sizes: at most one may be -1 (the size the others leave,
+        # as in NumPy and Theano); none may be smaller.
+        raw = [b.to_index(ssa, v.dtype) for ssa, v in zip(inputs[1:], node.inputs[1:])]
+        dyn = raw
+        if raw:
+            zero, one, minus1 = b.index(0), b.index(1), b.index(-1)
+            unknown = zero
+            known = b.index(int(np.prod([s for s in self.shape if s is not None])))
+            flags = []
+            for i, d in enumerate(raw):
+                b.check(b.icmp("slt", d, minus1), f"reshape: dimension #{i} is negative ({{have}})", have=d)
+                is_m1 = b.icmp("eq", d, minus1)
+                flags.append(is_m1)
+                unknown = b.iop("addi", unknown, b.select(is_m1, one, zero, "index"))
+                known = b.iop("muli", known, b.select(is_m1, one, d, "index"))
+            b.check(b.icmp("sgt", unknown, one), "reshape: can only specify one unknown dimension (-1)")
+            none_known = b.icmp("eq", known, zero)
+            left = b.op(f"arith.divsi {total_in}, {b.select(none_known, one, known, 'index')} : index")
+            left = b.select(none_known, zero, left, "index")
+            dyn = [b.select(f, left, d, "index") for f, d in zip(flags, raw)]
+        it = iter(dyn)
+        dims = [b.index(s) if s is not None else next(it) for s in self.shape]
+        # The element counts must agree; on a mismatch the result is zeros.
         total_out = b.index(1)
         for d in dims:
             total_out = b.iop("muli", total_out, d)

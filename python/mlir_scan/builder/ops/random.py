@@ -1,6 +1,6 @@
 """Random draws: a counter-based generator emitted as IR (the ``RandomDraw`` op).
 
-Each draw (``binomial``, ``uniform``, ``normal``) reads an int64 state and
+Each draw (``binomial``, ``uniform``, ``normal``, ``multinomial``) reads an int64 state and
 returns the next state and the samples; ``RandomStreams``
 (:mod:`~mlir_scan.builder.tensor.shared_randomstreams`) keeps the state in a
 shared variable whose ``default_update`` is the next state, so a function (or a
@@ -10,7 +10,11 @@ numbers. Element ``j`` of a draw from state ``s`` is
 ``mix(s + (j + 1) * G)`` with ``G`` the golden-ratio increment and ``mix`` the
 SplitMix64 finalizer, computed with wrapping ``i64`` arithmetic; the next state
 is ``mix(s ^ K)``. Uniform floats use the top 53 (f64) or 24 (f32) bits; normal
-samples use Box-Muller on two such uniforms.
+samples use Box-Muller on two such uniforms. A multinomial row (the last
+dimension holds the categories) counts, for each category, the trials whose
+uniform falls in the category's interval ``[lo, hi)`` of the cumulative
+probabilities; every category of a row sees the same trials (counters taken
+from the row's index).
 """
 
 from __future__ import annotations
@@ -106,12 +110,15 @@ class RandomDraw(Op):
 
         dist, dtype, trials = self.dist, self.dtype, self.n
         rank = out.ndim
+        # Multinomial: one counter per row of categories (the last dimension).
+        counted = rank - 1 if dist == "multinomial" else rank
+
         # The flat element index j, computed from linalg.index (row-major).
         def flat_index(bb: Block) -> str:
-            if rank == 0:
+            if counted == 0:
                 return bb.i64(0)
             j = bb.from_index(bb.op("linalg.index 0 : index"))
-            for d in range(1, rank):
+            for d in range(1, counted):
                 size = bb.from_index(dims[d])
                 j = bb.op(f"arith.muli {j}, {size} : i64")
                 j = bb.op(f"arith.addi {j}, {bb.from_index(bb.op(f'linalg.index {d} : index'))} : i64")
@@ -151,6 +158,20 @@ class RandomDraw(Op):
                 v = bb.op(f"arith.mulf {z}, {std} : {ft}")
                 v = bb.op(f"arith.addf {avg}, {v} : {ft}")
                 return bb.cast(v, fdt, dtype)
+            if dist == "multinomial":
+                # The trials whose uniform falls in this category's [lo, hi).
+                lo, hi = pvals
+                count = bb.i64(0)
+                base = bb.op(f"arith.muli {j}, {bb.i64(trials)} : i64")
+                for k in range(trials):
+                    ctr = bb.op(f"arith.addi {base}, {bb.i64(k)} : i64")
+                    u = _uniform01(bb, bits(bb, ctr), fdt)
+                    above = bb.op(f"arith.cmpf oge, {u}, {lo} : {ft}")
+                    below = bb.op(f"arith.cmpf olt, {u}, {hi} : {ft}")
+                    hit = bb.op(f"arith.andi {above}, {below} : i1")
+                    inc = bb.op(f"arith.extui {hit} : i1 to i64")
+                    count = bb.op(f"arith.addi {count}, {inc} : i64")
+                return bb.cast(count, "int64", dtype)
             # binomial: the number of successes in `trials` Bernoulli(p) trials.
             (p,) = pvals
             count = bb.i64(0)

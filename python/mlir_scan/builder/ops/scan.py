@@ -8,9 +8,11 @@ non-sequences, then the outer sizes of nitsot rows whose shape is not static.
 Outputs are mitsot, sitsot and nitsot results (``tensor<N x row>``), in that
 order. :mod:`mlir_scan.builder.scan_module` builds these nodes from Theano's API.
 
-A nitsot whose rows have dynamic sizes is emitted as a sitsot whose state is
-never read (the lowering needs static nitsot rows; a sitsot's buffer takes
-its row size from the init, computed before the loop).
+A nitsot whose rows have dynamic sizes computable before the loop is
+emitted as a sitsot whose state is never read (its buffer then exists before
+the first step, which computes its row in place). One whose sizes only a
+step knows (`nitsot_runtime`) is a nitsot with dynamic rows: the lowering
+sizes its buffer from the first step's row.
 
 Example (what ``scan`` builds for a running sum)::
 
@@ -30,7 +32,7 @@ from ..graph import Apply, Constant, Op, TensorType, Variable
 from . import scan_grad
 from .shape import Shape_i
 
-__all__ = ["ScanOp"]
+__all__ = ["ScanOp", "ScanShape"]
 
 
 class ScanOp(Op):
@@ -55,6 +57,7 @@ class ScanOp(Op):
         kinds: list[str] | None = None,
         state_checks: list[tuple[int, int, bool, str]] | None = None,
         mitmot_taps: list[tuple[tuple[int, ...], tuple[int, ...]]] | None = None,
+        nitsot_runtime: list[bool] | None = None,
     ):
         self.inner_inputs = list(inner_inputs)
         self.inner_outputs = list(inner_outputs)
@@ -75,6 +78,9 @@ class ScanOp(Op):
         self.go_backwards = go_backwards
         self.keep = list(keep)
         self.nitsot_shapes = [tuple(s) for s in nitsot_shapes]
+        #: Per nitsot: True when its rows' dynamic sizes are known only when a
+        #: step runs (no outer size inputs; sized by the first step).
+        self.nitsot_runtime = list(nitsot_runtime or [False] * len(self.nitsot_shapes))
         self.name = name
         self.truncate_gradient = truncate_gradient
         #: What each sitsot is: "output" (a user's), "update" (a shared variable).
@@ -123,14 +129,22 @@ class ScanOp(Op):
         return scan_grad.scan_L_op(self, node, output_grads, needed)
 
     def n_dyn_dims(self) -> int:
-        return sum(1 for s in self.nitsot_shapes for d in s if d is None)
+        return self._dyn_dims_before(len(self.nitsot_shapes))
+
+    def _dyn_dims_before(self, j: int) -> int:
+        """The outer size inputs of the nitsots before nitsot `j`."""
+        return sum(1 for s, rt in zip(self.nitsot_shapes[:j], self.nitsot_runtime[:j]) if not rt
+                   for d in s if d is None)
 
     def n_check_inputs(self) -> int:
         return sum(1 for c in self.state_checks if c[2])
 
     def outer_groups(self, node: Apply) -> dict[str, list[Variable]]:
         """The node's inputs split into the groups of ``scan.scan``."""
-        ins = node.inputs
+        return self.split_inputs(node.inputs)
+
+    def split_inputs(self, ins: list) -> dict[str, list]:
+        """A list ordered like the node's inputs, split into the groups of ``scan.scan``."""
         i = 1
         groups = {"n_steps": [ins[0]]}
         for name, n in (("sequences", self.n_seqs), ("mitmot", self.n_mitmot), ("mitsot", self.n_mitsot), ("sitsot", self.n_sitsot),
@@ -224,13 +238,81 @@ class ScanOp(Op):
             elif i < self.n_mitsot + self.n_sitsot:
                 rest = tuple(input_shapes[first + i])
             else:
-                rest = tuple(d if d is not None else next(dyn) for d in self.nitsot_shapes[i - self.n_mitsot - self.n_sitsot])
+                j = i - self.n_mitsot - self.n_sitsot
+                if self.nitsot_runtime[j]:
+                    rest = tuple(d if d is not None else Shape_i(k + 1)(node.outputs[self.n_mitmot + i])
+                                 for k, d in enumerate(self.nitsot_shapes[j]))
+                else:
+                    rest = tuple(d if d is not None else next(dyn) for d in self.nitsot_shapes[j])
             if lead is None:
                 out_var = node.outputs[self.n_mitmot + i]
                 static = out_var.type.shape[0]
                 lead = static if static is not None else _dim0(out_var)
             shapes.append((lead,) + rest)
         return shapes
+
+    def infer_checked_shape(self, node: Apply, input_shapes: list[tuple]) -> list[tuple]:
+        """The shapes a user's query sees: sizes computed with the scan's own checks.
+
+        A scan with a static ``n_steps`` has a static number of rows, but it
+        fails when its sequences are too short (or ``n_steps`` is negative,
+        or a state does not keep its shape): ``o.shape[0]`` must fail then
+        too, and must not make the scan's inputs unused. Each output's sizes
+        are the outputs of a :class:`ScanShape` node, which checks what the
+        scan checks before its loop and computes the sizes without reading
+        the scan's result. The node still takes the result as an input, so
+        the scan is emitted: a body with run-time checks of its own has
+        effects and runs (its checks fail the query as they fail the
+        values); a body without any is pure and the pipeline deletes the
+        scan. `until` scans keep their row count read from the result.
+        """
+        # A mitmot's final buffer has the shape of the buffer given.
+        shapes = [tuple(input_shapes[1 + self.n_seqs + j]) for j in range(self.n_mitmot)]
+        for i in range(self.n_outputs):
+            out = node.outputs[self.n_mitmot + i]
+            dims = list(ScanShape(self, i).make_node(*node.inputs, out).outputs)
+            if self.keep[i]:
+                dims[0] = self.keep[i]
+            elif self.until:
+                dims[0] = _dim0(out)
+            shapes.append(tuple(dims))
+        return shapes
+
+    def emit_outer_checks(self, b: Block, inputs: list[str], variables: list[Variable]) -> str:
+        """Emits the checks the lowered scan does before its loop; returns n_steps as an index.
+
+        The failures and their messages are those of the scan itself
+        (``ScanRuntime.cpp``), plus the builder's state checks done before
+        the loop.
+        """
+        pairs = self.split_inputs(list(zip(inputs, variables)))
+        n_ssa, n_var = pairs["n_steps"][0]
+        n = b.index(int(n_var.data)) if isinstance(n_var, Constant) else b.to_index(n_ssa, n_var.dtype)
+        zero = b.index(0)
+        b.check(b.icmp("slt", n, zero), "scan: n_steps is {have}, must be >= 0", have=n)
+        for i, ((ssa, var), taps) in enumerate(zip(pairs["sequences"], self.seq_taps)):
+            span = max(0, max(taps)) - min(0, min(taps))
+            have = b.dim(ssa, var.type, 0)
+            need = b.iop("addi", n, b.index(span))
+            b.check(b.icmp("slt", have, need),
+                    f"scan: sequence #{i} has {{have}} rows but the steps and taps need {{need}}", have, need)
+        for i, ((ssa, var), taps) in enumerate(zip(pairs["mitsot"], self.mitsot_taps)):
+            if var.type.shape[0] is not None:
+                continue
+            have, need = b.dim(ssa, var.type, 0), b.index(-min(taps))
+            b.check(b.icmp("ne", have, need), f"scan: mitsot #{i} init has {{have}} rows but its taps need {{need}}",
+                    have, need)
+        inits = pairs["mitsot"] + pairs["sitsot"]
+        state_dims = iter(pairs["state_dims"])
+        for out_idx, d, hoisted, message in self.state_checks:
+            if not hoisted:
+                continue
+            ssa, var = next(state_dims)
+            have = b.to_index(ssa, var.dtype)
+            init_ssa, init_var = inits[out_idx]
+            need = b.dim(init_ssa, init_var.type, d + (1 if out_idx < self.n_mitsot else 0))
+            b.check(b.icmp("ne", have, need), message, have, need)
+        return n
 
     # -- MLIR --------------------------------------------------------------------
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
@@ -276,7 +358,7 @@ class ScanOp(Op):
         converted, static_nit = [], []
         dim_it = iter(zip(dims, groups["nitsot_dims"]))
         for j, shape in enumerate(self.nitsot_shapes):
-            if None in shape:
+            if None in shape and not self.nitsot_runtime[j]:
                 row = TensorType(nit_out[j].dtype, shape)
                 sizes = []
                 for d in shape:
@@ -449,9 +531,9 @@ class ScanOp(Op):
         sit_ssa = sitsots + [init for _, init, _ in converted]
         sit_types = [v.type.mlir for v in sit_vars] + [row.mlir for _, _, row in converted]
         if sit_ssa:
-            parts.append(f"sitsot({', '.join(sit_ssa)} : {', '.join(sit_types)})")
+            parts.append(f"sitsot({', '.join(f'{s} : {t}' for s, t in zip(sit_ssa, sit_types))})")
         if nonseqs:
-            parts.append(f"nonsequences({', '.join(nonseqs)} : {', '.join(v.type.mlir for v in non_vars)})")
+            parts.append(f"nonsequences({', '.join(f'{s} : {v.type.mlir}' for s, v in zip(nonseqs, non_vars))})")
         if any(keep):
             parts.append(f"keep [{', '.join(str(k) for k in keep)}]")
         count = len(result_types)
@@ -478,3 +560,69 @@ class ScanOp(Op):
 
 def _dim0(var: Variable):
     return Shape_i(0)(var)
+
+
+class ScanShape(Op):
+    """The sizes of output `index` of a scan, with the checks the scan does before its loop.
+
+    Its inputs are those of the scan node, then the output itself (never
+    read: it keeps the scan in the emitted module, see
+    :meth:`ScanOp.infer_checked_shape`); its outputs are int64 scalars,
+    one per dimension of the scan's output: ``n_steps`` rows (checked as the
+    scan checks it: not negative, sequences long enough, mitsot inits with
+    their rows, states keeping their shape), then the row's sizes (from the
+    initial state, or the sizes a nitsot's rows are given). No step runs.
+    See :meth:`ScanOp.infer_checked_shape`.
+    """
+
+    #: Its sizes are checked at run time (see ``checked_shape_of``).
+    checks_shape = True
+
+    def __init__(self, scan: ScanOp, index: int):
+        self.scan, self.index = scan, index
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ScanShape and other.scan is self.scan and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash((id(self.scan), self.index))
+
+    def __str__(self) -> str:
+        return f"ScanShape{{{self.scan}, {self.index}}}"
+
+    __repr__ = __str__
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        rank = inputs[-1].ndim
+        return Apply(self, list(inputs), [TensorType("int64", ())] * rank)
+
+    def infer_shape(self, node, input_shapes):
+        return [()] * len(node.outputs)
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        scan = self.scan
+        out_ssa, out_var = inputs[-1], node.inputs[-1]
+        inputs, variables = inputs[:-1], node.inputs[:-1]
+        n = scan.emit_outer_checks(b, inputs, variables)
+        pairs = scan.split_inputs(list(zip(inputs, variables)))
+        i = self.index
+        sizes = [n]
+        if i < scan.n_mitsot:
+            ssa, var = pairs["mitsot"][i]
+            sizes += [b.dim(ssa, var.type, d) for d in range(1, var.ndim)]
+        elif i < scan.n_mitsot + scan.n_sitsot:
+            ssa, var = pairs["sitsot"][i - scan.n_mitsot]
+            sizes += b.dims(ssa, var.type)
+        else:
+            j = i - scan.n_mitsot - scan.n_sitsot
+            dyn = iter(pairs["nitsot_dims"][scan._dyn_dims_before(j):])
+            for k, d in enumerate(scan.nitsot_shapes[j]):
+                if d is not None:
+                    sizes.append(b.index(d))
+                    continue
+                if scan.nitsot_runtime[j]:  # sized by the first step: read the result
+                    sizes.append(b.dim(out_ssa, out_var.type, k + 1))
+                    continue
+                ssa, var = next(dyn)
+                sizes.append(b.iop("maxsi", b.to_index(ssa, var.dtype), b.index(0)))
+        return [b.from_index(s) for s in sizes[:len(node.outputs)]]

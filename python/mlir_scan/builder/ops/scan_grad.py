@@ -621,6 +621,7 @@ def _recording_copy(op, node: Apply) -> tuple[Apply, list[int]]:
         go_backwards=op.go_backwards,
         keep=[0] * (op.n_outputs + len(extra_outs)),
         nitsot_shapes=op.nitsot_shapes + extra_shapes,
+        nitsot_runtime=op.nitsot_runtime + [False] * len(extra_outs),
         name=op.name,
         truncate_gradient=op.truncate_gradient,
         kinds=op.kinds,

@@ -21,7 +21,8 @@ from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable, is_int, toposort
 from .elemwise import cast
 
-__all__ = ["Shape", "Shape_i", "MakeVector", "shape_of", "dims_from_shape_arg", "Dim"]
+__all__ = ["Shape", "Shape_i", "MakeVector", "shape_of", "checked_shape_of", "carries_checks",
+           "dims_from_shape_arg", "Dim"]
 
 #: A dimension: a static int or an int64 scalar variable.
 Dim = "int | Variable"
@@ -126,6 +127,58 @@ def shape_of(var: Variable) -> tuple:
     return var.tag["shape"]
 
 
+def checked_shape_of(var: Variable) -> tuple:
+    """The shape of `var` as a user's shape query sees it: sizes that keep their checks.
+
+    Like :func:`shape_of`, but a size computed by an op that checks it at run
+    time stays that computation even where the type knows the size: ops give
+    such sizes with ``infer_checked_shape`` (a scan's rows are its
+    ``n_steps``, checked against its sequences as the scan itself would
+    check them, see :class:`~mlir_scan.builder.ops.scan.ScanShape`). So
+    ``o.shape[0]`` of ``scan(..., sequences=x, n_steps=20)`` is 20 only
+    when ``x`` has at least 20 rows, and depends on ``x``.
+    """
+    cached = var.tag.get("checked_shape")
+    if cached is not None:
+        return cached
+    if var.ndim == 0:
+        return ()
+    pending = [n for n in toposort([var]) if any("checked_shape" not in o.tag for o in n.outputs)]
+    for node in pending:
+        in_shapes = []
+        for inp in node.inputs:
+            if "checked_shape" not in inp.tag:
+                inp.tag["checked_shape"] = shape_of(inp) if inp.owner is None else _fallback(inp)
+            in_shapes.append(inp.tag["checked_shape"])
+        infer = getattr(node.op, "infer_checked_shape", None) or node.op.infer_shape
+        try:
+            inferred = infer(node, in_shapes)
+        except NotImplementedError:  # pragma: no cover
+            inferred = None
+        for k, out in enumerate(node.outputs):
+            shape = shape_of(out) if out.ndim else ()
+            if inferred is not None and inferred[k] is not None:
+                shape = tuple(
+                    _as_dim(dim) if carries_checks(dim) else known
+                    for known, dim in zip(shape, inferred[k])
+                )
+            out.tag["checked_shape"] = shape
+    if "checked_shape" not in var.tag:
+        var.tag["checked_shape"] = shape_of(var)
+    return var.tag["checked_shape"]
+
+
+def carries_checks(dim) -> bool:
+    """True when the size `dim` is computed by an op that checks it (``checks_shape``)."""
+    if not isinstance(dim, Variable) or isinstance(dim, Constant):
+        return False
+    cached = dim.tag.get("carries_checks")
+    if cached is None:
+        cached = any(getattr(n.op, "checks_shape", False) for n in toposort([dim]))
+        dim.tag["carries_checks"] = cached
+    return cached
+
+
 def _as_dim(dim):
     """An inferred dimension as an int or an int64 scalar variable."""
     if isinstance(dim, Variable):
@@ -137,11 +190,12 @@ def _as_dim(dim):
     return int(dim)
 
 
-def dims_from_shape_arg(shape, what: str) -> tuple:
+def dims_from_shape_arg(shape, what: str, ndim: int | None = None) -> tuple:
     """Dimensions from a shape argument: ints, int scalars or an int vector.
 
     Accepts ``(3, n)``, ``[x.shape[0], 2]``, ``x.shape`` or any symbolic
-    integer vector of static length.
+    integer vector of static length, or of any length when `ndim` says how
+    many entries to read (Theano's ``reshape(x, shape, ndim=k)``).
     """
 
     if isinstance(shape, Variable):
@@ -156,7 +210,11 @@ def dims_from_shape_arg(shape, what: str) -> tuple:
                 return tuple(int(v) for v in shape.data)
             n = shape.type.shape[0]
             if n is None:
-                raise ValueError(f"{what}: a shape vector must have a static length, got {shape.type}")
+                n = ndim
+            if n is None:
+                raise ValueError(
+                    f"{what}: a shape vector must have a static length, got {shape.type} (or give ndim, "
+                    "the number of its entries)")
             if not is_int(shape.dtype):
                 raise TypeError(f"{what}: a shape must hold integers, got {shape.dtype}")
             return tuple(_as_dim(shape[i]) for i in range(n))

@@ -2,9 +2,13 @@
 
 The DSL itself is :mod:`~mlir_scan.builder.tensor.basic` (placeholders,
 constants, math, structure, indexing; every name of its ``__all__`` is here),
-with Theano's two sub-namespaces as modules of their own:
-``T.nnet`` (:mod:`~mlir_scan.builder.tensor.nnet`) and
-``T.shared_randomstreams`` (:mod:`~mlir_scan.builder.tensor.shared_randomstreams`).
+more of Theano's API and PyTensor's spellings in
+:mod:`~mlir_scan.builder.tensor.extra`, and Theano's sub-namespaces as
+modules of their own: ``T.nnet`` (:mod:`~mlir_scan.builder.tensor.nnet`),
+``T.shared_randomstreams``
+(:mod:`~mlir_scan.builder.tensor.shared_randomstreams`), ``T.opt``
+(:mod:`~mlir_scan.builder.tensor.opt`: ``assert_op``) and PyTensor's
+``pt.random`` (:mod:`~mlir_scan.builder.tensor.random`: ``RandomStream``).
 
 Example::
 
@@ -17,11 +21,12 @@ Example::
 
 from __future__ import annotations
 
-from . import basic, nnet, shared_randomstreams
+from . import basic, extra, nnet, opt, random, shared_randomstreams
 from .basic import *  # noqa: F401,F403
+from .extra import *  # noqa: F401,F403
 from .basic import (  # noqa: F401  (rank-4 placeholders, not in basic.__all__)
     btensor4, dtensor4, ftensor4, itensor4, ltensor4, wtensor4,
 )
 from .nnet import relu, softmax  # noqa: F401
 
-__all__ = list(basic.__all__) + ["nnet", "shared_randomstreams"]
+__all__ = list(basic.__all__) + list(extra.__all__) + ["nnet", "opt", "random", "shared_randomstreams"]

@@ -38,7 +38,8 @@ from .. import config
 from ..graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
 from ..ops.basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
 from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast
-from ..ops.shape import Shape, dims_from_shape_arg, shape_of
+from ..ops.misc import SpecifyShape
+from ..ops.shape import MakeVector, Shape, carries_checks, checked_shape_of, dims_from_shape_arg, shape_of
 from ..ops.subtensor import IncSubtensor, Subtensor, make_index_list
 
 __all__ = [
@@ -74,13 +75,37 @@ def _floatX() -> str:
     return check_dtype(config.floatX, "config.floatX")
 
 
-def tensor(dtype: str | None = None, shape: Sequence[int | None] | None = None, name: str | None = None,
+def tensor(*args, dtype: str | None = None, shape: Sequence[int | None] | None = None, name: str | None = None,
            broadcastable: Sequence[bool] | None = None, ndim: int | None = None) -> Variable:
     """A placeholder of any rank: ``T.tensor("float32", (None, 3), "x")``.
 
-    `broadcastable` (Theano's pattern: True = static size 1) or `ndim` can
-    replace `shape`.
+    Positional arguments are Theano's ``(dtype, shape, name)`` (a second
+    argument of booleans is Theano's broadcastable pattern: True = static
+    size 1); `broadcastable` or `ndim` can replace `shape`. PyTensor's
+    spelling ``pt.tensor("x", dtype=..., shape=...)`` works too: a first
+    argument that is not a dtype is the name.
     """
+    args = list(args)
+    if len(args) > 3:
+        raise TypeError(f"tensor: at most 3 positional arguments (dtype, shape, name), got {len(args)}")
+    if args and isinstance(args[0], str) and not _is_dtype_name(args[0]):
+        if len(args) > 1 or name is not None:
+            raise TypeError(f"tensor: {args[0]!r} is not a dtype; give the name alone, then dtype=/shape=")
+        name = args.pop(0)
+    else:
+        for value, key in zip(args, ("dtype", "shape", "name")):
+            if {"dtype": dtype, "shape": shape, "name": name}[key] is not None:
+                raise TypeError(f"tensor: {key} given twice")
+            if key == "dtype":
+                dtype = value
+            elif key == "shape":
+                shape = value
+            else:
+                name = value
+    if shape is not None and len(shape) and builtins.all(isinstance(b, (bool, np.bool_)) for b in shape):
+        shape, broadcastable = None, shape
+    if dtype == "floatX":
+        dtype = None
     dtype = check_dtype(dtype or _floatX(), "tensor")
     if shape is None:
         if broadcastable is not None:
@@ -88,6 +113,19 @@ def tensor(dtype: str | None = None, shape: Sequence[int | None] | None = None, 
         else:
             shape = (None,) * (ndim or 0)
     return Variable(TensorType(dtype, tuple(shape)), name=name)
+
+
+def _is_dtype_name(text: str) -> bool:
+    """True for a dtype's name ("float32", "floatX"...); one-letter codes are names of variables."""
+    if text == "floatX":
+        return True
+    if len(text) < 2:
+        return False
+    try:
+        np.dtype(text)
+    except TypeError:
+        return False
+    return True
 
 
 def _maker(ndim: int, dtype: str | None, name: str):
@@ -149,14 +187,18 @@ dtensor3 = _maker(3, 'float64', "dtensor3")
 dtensor4 = _maker(4, 'float64', "dtensor4")
 
 
-def row(name: str | None = None, dtype: str | None = None) -> Variable:
+def row(name: str | None = None, dtype: str | None = None, shape: Sequence[int | None] = (1, None)) -> Variable:
     """A (1, n) matrix placeholder (broadcastable rows)."""
-    return tensor(dtype, (1, None), name)
+    if len(shape) != 2 or shape[0] != 1:
+        raise ValueError(f"row: the shape must be (1, n), got {shape}")
+    return tensor(dtype, tuple(shape), name)
 
 
-def col(name: str | None = None, dtype: str | None = None) -> Variable:
+def col(name: str | None = None, dtype: str | None = None, shape: Sequence[int | None] = (None, 1)) -> Variable:
     """A (n, 1) matrix placeholder (broadcastable columns)."""
-    return tensor(dtype, (None, 1), name)
+    if len(shape) != 2 or shape[1] != 1:
+        raise ValueError(f"col: the shape must be (n, 1), got {shape}")
+    return tensor(dtype, tuple(shape), name)
 
 
 # -- constants -------------------------------------------------------------------
@@ -459,8 +501,16 @@ def transpose(x, axes: Sequence[int] | None = None) -> Variable:
 
 
 def shape(x) -> Variable:
-    """The shape of `x`, an int64 vector (``x.shape``)."""
+    """The shape of `x`, an int64 vector (``x.shape``).
+
+    Sizes that an op checks at run time keep their checks (a scan's rows are
+    its ``n_steps`` only if its sequences are long enough; see
+    :func:`~mlir_scan.builder.ops.shape.checked_shape_of`).
+    """
     x = as_tensor_variable(x)
+    dims = checked_shape_of(x)
+    if builtins.any(carries_checks(d) for d in dims):
+        return MakeVector("int64")(*[constant(d, dtype="int64") if isinstance(d, int) else d for d in dims])
     return Shape()(x)
 
 
@@ -596,12 +646,23 @@ def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
 
 
 def reshape(x, newshape, ndim: int | None = None) -> Variable:
-    """Reshape (one dimension may be -1, as in NumPy)."""
+    """Reshape (one dimension may be -1, as in NumPy).
+
+    `newshape` may be a symbolic vector; its length must then be static or
+    given as `ndim`. Symbolic sizes may be -1 at run time (one of them), as
+    in Theano.
+    """
     x = as_tensor_variable(x)
     if isinstance(newshape, (int, np.integer)):
         newshape = (int(newshape),)
     if isinstance(newshape, Variable):
-        dims = list(dims_from_shape_arg(newshape, "reshape"))
+        if newshape.ndim == 1 and newshape.type.shape[0] is not None and ndim is not None \
+                and ndim != newshape.type.shape[0]:
+            raise ValueError(f"reshape: ndim={ndim} but the shape vector has {newshape.type.shape[0]} entries")
+        if newshape.ndim == 1 and newshape.type.shape[0] is None and ndim is not None:
+            # Its length is checked at run time (Theano: "incorrect length").
+            newshape = SpecifyShape((int(ndim),), "reshape: the shape vector")(newshape)
+        dims = list(dims_from_shape_arg(newshape, "reshape", ndim))
     else:
         dims = []
         for d in newshape:
@@ -659,8 +720,11 @@ def _getitem(x: Variable, key) -> Variable:
     if x.owner is not None and isinstance(x.owner.op, Shape) and isinstance(key, (int, np.integer)):
         src = x.owner.inputs[0]
         d = _norm_axis(key, src.ndim, "shape index")
-        dim = shape_of(src)[d]
+        dim = checked_shape_of(src)[d]
         return constant(dim, dtype="int64") if isinstance(dim, int) else dim
+    if (x.owner is not None and isinstance(x.owner.op, MakeVector) and isinstance(key, (int, np.integer))
+            and not isinstance(key, (bool, np.bool_)) and -len(x.owner.inputs) <= key < len(x.owner.inputs)):
+        return x.owner.inputs[int(key)]
     idx_list, syms, newaxes = make_index_list(x, key)
     # Trailing full slices are implicit (x[:] is a Subtensor with no index).
     while idx_list and idx_list[-1] == ("s", None, None, None):

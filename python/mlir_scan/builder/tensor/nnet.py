@@ -1,4 +1,4 @@
-"""Theano's ``T.nnet``: sigmoid, softplus, softmax, relu.
+"""Theano's ``T.nnet``: sigmoid, softplus, softmax, relu, categorical_crossentropy.
 
 Example::
 
@@ -9,10 +9,12 @@ Example::
 
 from __future__ import annotations
 
-from ..graph import Variable
-from .basic import as_tensor_variable, exp, max, maximum, mul, sigmoid, softplus, sum  # noqa: A004
+from ..graph import Variable, is_int
+from .basic import (  # noqa: A004
+    arange, as_tensor_variable, eq, exp, log, max, maximum, mul, neg, sigmoid, softplus, sum, switch,
+)
 
-__all__ = ["sigmoid", "softplus", "softmax", "relu"]
+__all__ = ["sigmoid", "softplus", "softmax", "relu", "categorical_crossentropy"]
 
 
 def softmax(x) -> Variable:
@@ -27,3 +29,26 @@ def relu(x, alpha=0) -> Variable:
     """``maximum(x, alpha * x)``."""
     x = as_tensor_variable(x)
     return maximum(x, 0) if alpha == 0 else maximum(x, mul(alpha, x))
+
+
+def categorical_crossentropy(coding_dist, true_dist) -> Variable:
+    """Theano's cross-entropy of each row of `coding_dist` against `true_dist`.
+
+    `true_dist` is either one-hot / probability rows of the same rank
+    (``-sum(true_dist * log(coding_dist), axis=-1)``) or a vector of class
+    indices (``-log(coding_dist[i, true_dist[i]])``).
+    """
+    coding = as_tensor_variable(coding_dist)
+    true = as_tensor_variable(true_dist)
+    if true.ndim == coding.ndim:
+        return neg(sum(mul(true, log(coding)), axis=coding.ndim - 1))
+    if is_int(true.dtype) and true.ndim == coding.ndim - 1:
+        # The log-probability of each row's class: a one-hot selection, so
+        # that the other (possibly zero) probabilities are never logged.
+        k = coding.shape[coding.ndim - 1]
+        classes = arange(k).dimshuffle(*(["x"] * true.ndim), 0)
+        hit = eq(true.dimshuffle(*range(true.ndim), "x"), classes)
+        return neg(sum(switch(hit, log(coding), 0), axis=coding.ndim - 1))
+    raise TypeError(
+        f"categorical_crossentropy: true_dist must be a distribution of rank {coding.ndim} or a vector of "
+        f"class indices, got {true.type}")

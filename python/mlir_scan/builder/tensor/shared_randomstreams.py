@@ -1,6 +1,6 @@
 """Theano's ``T.shared_randomstreams.RandomStreams``: random draws with shared states.
 
-Each draw (``binomial``, ``uniform``, ``normal``) is a
+Each draw (``binomial``, ``uniform``, ``normal``, ``multinomial``) is a
 :class:`~mlir_scan.builder.ops.random.RandomDraw` node reading an int64 state
 kept in a shared variable whose ``default_update`` is the next state, so a
 function (or a scan, which threads the state through its steps) that uses the
@@ -29,7 +29,7 @@ from ..ops.elemwise import broadcast_shapes
 from ..ops.random import RandomDraw, initial_state, mix64  # noqa: F401  (mix64: kept at its old path, mlir_scan.random.mix64)
 from ..ops.shape import dims_from_shape_arg, shape_of
 from ..sharedvar import SharedVariable
-from .basic import as_tensor_variable, cast
+from .basic import arange, as_tensor_variable, cast, concatenate, constant, dot, le, switch, zeros
 
 __all__ = ["RandomStreams"]
 
@@ -105,3 +105,37 @@ class RandomStreams:
             raise ValueError(f"binomial: n={n} trials are unrolled in the generated code; at most 64 are supported")
         dtype = check_dtype(dtype, "binomial")
         return self._draw("binomial", size, [p], dtype, int(n))
+
+    def multinomial(self, size=None, n=1, pvals=None, ndim=None, dtype="int64") -> Variable:
+        """Counts of `n` draws among the categories of `pvals` (its last dimension).
+
+        `pvals` is a vector or a matrix of rows of probabilities (default
+        ``[0.5, 0.5]``); the result has the shape of `pvals`, or `size` plus
+        the number of categories. Each row of the result sums to `n`.
+        """
+        if pvals is None:
+            pvals = [0.5, 0.5]
+        p = as_tensor_variable(pvals)
+        if p.ndim == 0:
+            raise ValueError("multinomial: pvals must have at least one dimension (the categories)")
+        if not is_float(p.dtype):
+            p = cast(p, config.floatX)
+        if isinstance(n, Variable) or int(n) != n or int(n) < 0:
+            raise TypeError(f"multinomial: n must be a non-negative Python int, got {n!r}")
+        if int(n) > 64:
+            raise ValueError(f"multinomial: n={n} draws are unrolled in the generated code; at most 64 are supported")
+        dtype = check_dtype(dtype, "multinomial")
+        # Category j of a row takes the uniforms in [hi[j-1], hi[j]), with
+        # hi the running sum of the row (the last one open-ended): the
+        # intervals share their bounds exactly, so each draw counts once.
+        k = shape_of(p)[-1]
+        idx = arange(k)
+        upper = cast(le(idx.dimshuffle(0, "x"), idx.dimshuffle("x", 0)), p.dtype)
+        hi = dot(p, upper)
+        last = idx.dimshuffle(*(["x"] * (p.ndim - 1)), 0) >= (k - 1)
+        hi = switch(last, constant(np.inf, dtype=p.dtype), hi)
+        first = zeros([shape_of(p)[d] for d in range(p.ndim - 1)] + [1], dtype=p.dtype)
+        lo = concatenate([first, hi[(slice(None),) * (p.ndim - 1) + (slice(None, -1),)]], axis=p.ndim - 1)
+        if size is not None:
+            size = list(dims_from_shape_arg(size, "multinomial: size")) + [k]
+        return self._draw("multinomial", size, [lo, hi], dtype, int(n))
