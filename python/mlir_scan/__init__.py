@@ -26,7 +26,8 @@ from ._registration import _register_everything, register_dialects, register_pas
 _register_everything()
 
 from . import dialect  # noqa: E402  (needs the dialect registered first)
-from .runtime import Program, compile  # noqa: E402,A004
+from .compiler import compile  # noqa: E402,A004
+from .runtime import Program  # noqa: E402
 
 __all__ = ["Program", "compile", "dialect", "register_dialects", "register_passes"]
 __version__ = "0.1.0"

@@ -190,10 +190,10 @@ def test_roundtrip_functions_compile_to_ptx(mode, cpu_lowered):
 _EXAMPLES_SCRIPT = r"""
 import contextlib, glob, io, json, os, runpy, sys
 import numpy as np
-import mlir_scan, mlir_scan.runtime as rt
+import mlir_scan, mlir_scan.compiler as compiler
 from mlir_scan import cuda
 mode, examples = sys.argv[1], sys.argv[2]
-original = rt.compile
+original = compiler.compile
 texts = []
 def redirected(source, optimize=True, opt_level=3, vectorize=True, checks=True, target="cpu", **options):
     texts.append((str(source), optimize))
@@ -201,7 +201,7 @@ def redirected(source, optimize=True, opt_level=3, vectorize=True, checks=True, 
         return original(source, optimize=optimize, opt_level=opt_level)
     return original(source, optimize=optimize, opt_level=opt_level, target="cuda", mode=mode,
                     emulate=True)
-rt.compile = redirected
+compiler.compile = mlir_scan.compile = redirected
 # what theano.function compiles with (the module, which the package's
 # `function` attribute hides)
 sys.modules["mlir_scan.builder.function"].compile_mlir = redirected
