@@ -73,8 +73,8 @@ def split_ptx(text: str) -> list[str]:
 
 
 _DEFINED = re.compile(
-    r"^\s*\.(?:visible\s+|extern\s+|weak\s+)*(?:\.entry|\.func)\s+(?:\([^)]*\)\s*)?([\w$]+)"
-    r"|^\s*\.(?:visible\s+|extern\s+)*\.(?:global|shared|const)\b[^;\n]*?([\w$]+)\s*"
+    r"^\s*(?:\.(?:visible|extern|weak)\s+)*(?:\.entry|\.func)\s+(?:\([^)]*\)\s*)?([\w$]+)"
+    r"|^\s*(?:\.(?:visible|extern)\s+)*\.(?:global|shared|const)\b[^;\n]*?([\w$]+)\s*"
     r"(?:\[[^\]]*\])?\s*(?:=|;)", re.M)
 
 
