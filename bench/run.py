@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import workloads  # noqa: E402
 
-IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-nochecks", "jax", "numba", "pytensor-c", "pytensor-numba",
+IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c", "pytensor-numba",
                    "pytensor-jax", "numpy-loop"]
 
 

@@ -53,6 +53,22 @@ def _mlir_type(dtype) -> str:
     return {np.float64: "f64", np.float32: "f32"}[np.dtype(dtype).type]
 
 
+def _api(build: Callable[[Any, Any], Any], wrap: Callable | None = None) -> dict[str, Callable]:
+    """The builder of "mlir-scan-api": the workload written with the
+    Theano-compatible API as a user writes it (``theano.scan``, ``T.dot``,
+    dynamic-shape inputs, ``theano.function``). `build(theano, T)` returns the
+    compiled function."""
+
+    def builder() -> Callable:
+        import mlir_scan as theano
+        from mlir_scan import tensor as T
+
+        fn = build(theano, T)
+        return wrap(fn) if wrap else fn
+
+    return {"mlir-scan-api": builder}
+
+
 # ---------------------------------------------------------------------------
 # PyTensor, JAX and numba builders share these helpers.
 # ---------------------------------------------------------------------------
@@ -173,10 +189,18 @@ def w1_power(dtype, quick: bool, length: int = 1000, k: int = 1000) -> Workload:
 
         return power
 
+    def api(theano, T):
+        # The scan guide's "Computing A**k".
+        kv = T.iscalar("k")
+        Av = T.vector("A", dtype=np.dtype(dtype).name)
+        result, updates = theano.scan(fn=lambda prior_result, A: prior_result * A,
+                                      outputs_info=T.ones_like(Av), non_sequences=Av, n_steps=kv)
+        return theano.function(inputs=[Av, kv], outputs=result[-1], updates=updates)
+
     w = Workload(f"W1-{np.dtype(dtype).name}", (A, k), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-4)
     w.source = source
-    w.builders = {**_mlir_scan(source, "power"), "jax": jax_impl, "numba": numba_impl,
+    w.builders = {**_mlir_scan(source, "power"), **_api(api), "jax": jax_impl, "numba": numba_impl,
                   **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -235,10 +259,16 @@ def w2_cumsum(dtype, quick: bool, length: int = 100_000) -> Workload:
     def numba_impl():
         return _numba_jit(numpy_loop)
 
+    def api(theano, T):
+        x = T.vector("xs", dtype=np.dtype(dtype).name)
+        result, updates = theano.scan(lambda v, acc: acc + v, sequences=x,
+                                      outputs_info=T.constant(dtype(0)))
+        return theano.function([x], result, updates=updates)
+
     w = Workload(f"W2-{np.dtype(dtype).name}", (xs,), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-3)
     w.source = source
-    w.builders = {**_mlir_scan(source, "cumsum"),
+    w.builders = {**_mlir_scan(source, "cumsum"), **_api(api),
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -322,10 +352,20 @@ def w3_polynomial(dtype, quick: bool, length: int = 100_000) -> Workload:
 
         return lambda c, x: np.asarray(poly(c, x))
 
+    def api(theano, T):
+        # The scan guide's polynomial, with the powers in the coefficients' dtype.
+        name = np.dtype(dtype).name
+        c = T.vector("coefficients", dtype=name)
+        xv = T.scalar("x", dtype=name)
+        components, updates = theano.scan(
+            fn=lambda coefficient, power, free_variable: coefficient * (free_variable ** power),
+            outputs_info=None, sequences=[c, T.arange(length, dtype=name)], non_sequences=xv)
+        return theano.function(inputs=[c, xv], outputs=components.sum(), updates=updates)
+
     w = Workload(f"W3-{np.dtype(dtype).name}", (coefficients, x), numpy_loop,
                  rtol=1e-7 if dtype == np.float64 else 1e-2)
     w.source = source
-    w.builders = {**_mlir_scan(source, "poly"),
+    w.builders = {**_mlir_scan(source, "poly"), **_api(api),
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -387,10 +427,17 @@ def w4_fibonacci(dtype, quick: bool, steps: int = 10_000) -> Workload:
         jitted = jax.jit(fib, static_argnums=1)
         return lambda init, n: np.asarray(jitted(init, n))
 
+    def api(theano, T):
+        iv = T.vector("init", dtype=np.dtype(dtype).name)
+        nv = T.iscalar("n")
+        result, updates = theano.scan(lambda x2, x1: a * x1 + b * x2,
+                                      outputs_info=dict(initial=iv, taps=[-2, -1]), n_steps=nv)
+        return theano.function([iv, nv], result, updates=updates)
+
     w = Workload(f"W4-{np.dtype(dtype).name}", (init, steps), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-4)
     w.source = source
-    w.builders = {**_mlir_scan(source, "fib"), "jax": jax_impl,
+    w.builders = {**_mlir_scan(source, "fib"), **_api(api), "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -477,10 +524,19 @@ def w5_rnn(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int =
 
         return rnn
 
+    def api(theano, T):
+        # The scan guide's Elman RNN (h W, as the NumPy loop computes it).
+        name = np.dtype(dtype).name
+        xv, hv = T.matrix("xs", dtype=name), T.vector("h0", dtype=name)
+        Wv, Uv, bv = T.matrix("W", dtype=name), T.matrix("U", dtype=name), T.vector("b", dtype=name)
+        hs, updates = theano.scan(lambda x, h, W, U, b: T.tanh(T.dot(h, W) + T.dot(x, U) + b),
+                                  sequences=xv, outputs_info=hv, non_sequences=[Wv, Uv, bv])
+        return theano.function([xv, hv, Wv, Uv, bv], hs, updates=updates)
+
     w = Workload(f"W5-{np.dtype(dtype).name}-H{H}", (xs, h0, W, U, bias), numpy_loop,
                  rtol=1e-8 if dtype == np.float64 else 2e-3)
     w.source = source
-    w.builders = {**_mlir_scan(source, "rnn"), "jax": jax_impl,
+    w.builders = {**_mlir_scan(source, "rnn"), **_api(api), "jax": jax_impl,
                   "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -669,9 +725,19 @@ def w7_until(dtype, quick: bool, maximum: float = 1e300) -> Workload:
 
         return run
 
+    def api(theano, T):
+        # The scan guide's "Conditional ending of Scan".
+        def power_of_2(previous_power, max_value):
+            return previous_power * 2, theano.scan_module.until(previous_power * 2 > max_value)
+
+        max_value = T.scalar("max", dtype=np.dtype(dtype).name)
+        values, updates = theano.scan(power_of_2, outputs_info=T.constant(dtype(1)),
+                                      non_sequences=max_value, n_steps=1024)
+        return theano.function([max_value], values, updates=updates)
+
     w = Workload(f"W7-{np.dtype(dtype).name}", (limit,), numpy_loop, rtol=0)
     w.source = source
-    w.builders = {**_mlir_scan(source, "double"), "jax": jax_impl,
+    w.builders = {**_mlir_scan(source, "double"), **_api(api), "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
     return w
 
@@ -731,10 +797,16 @@ def overhead_probe(dtype, quick: bool, steps: int = 1_000_000) -> Workload:
         jitted = jax.jit(probe)
         return lambda xs: np.asarray(jitted(xs))
 
+    def api(theano, T):
+        x = T.vector("xs", dtype=np.dtype(dtype).name)
+        acc, updates = theano.scan(lambda v, a: a * dtype(0.5) + v, sequences=x,
+                                   outputs_info=T.constant(dtype(0)))
+        return theano.function([x], acc[-1], updates=updates)
+
     w = Workload(f"overhead-{np.dtype(dtype).name}", (xs,), numpy_loop,
                  rtol=1e-9 if dtype == np.float64 else 1e-3)
     w.source = source
-    w.builders = {**_mlir_scan(source, "probe", wrap=lambda f: lambda xs: np.asarray(f(xs))),
+    w.builders = {**_mlir_scan(source, "probe", wrap=lambda f: lambda xs: np.asarray(f(xs))), **_api(api),
                   "numba": numba_impl, "jax": jax_impl}
     return w
 

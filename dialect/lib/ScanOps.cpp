@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Scan/ScanOps.h"
+#include "Scan/ErrorCodes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -844,5 +845,38 @@ LogicalResult ScanOp::verifyRegions() {
       return emitOpError() << "'until' condition (last 'scan.yield' operand) "
                               "must be i1, got "
                            << cond.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// scan.check
+//===----------------------------------------------------------------------===//
+
+LogicalResult CheckOp::verify() {
+  // The codes __mlir_scan_fail reports (passes/include/Scan/ErrorCodes.h);
+  // the others belong to the allocator and the assertion path.
+  using Code = ScanErrorCode;
+  switch (static_cast<Code>(getCode())) {
+  case Code::NegativeSteps:
+  case Code::SequenceTooShort:
+  case Code::MitMotTooShort:
+  case Code::MitSotInitRows:
+  case Code::RowSizeMismatch:
+  case Code::NitSotRowSize:
+  case Code::BuilderValueError:
+  case Code::BuilderIndexError:
+    return success();
+  default:
+    return emitOpError() << "'code' " << getCode()
+                         << " is not an error __mlir_scan_fail reports "
+                            "(1-4, 8, 9, 100, 101)";
+  }
+}
+
+LogicalResult CheckOp::canonicalize(CheckOp op, PatternRewriter &rewriter) {
+  // A condition known to be false never fails.
+  if (!matchPattern(op.getCondition(), m_Zero()))
+    return failure();
+  rewriter.eraseOp(op);
   return success();
 }

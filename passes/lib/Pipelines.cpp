@@ -19,6 +19,9 @@ namespace {
 /// Tensor-level scf loops -> in-place buffers (SPEC §3, measured recipe),
 /// before deallocation.
 constexpr llvm::StringLiteral kBufferizeInPlace =
+    // The builder's checks, which the scan rewrites understand, become
+    // branches and calls once the rewrites are done.
+    "scan-lower-checks,"
     "func.func(convert-elementwise-to-linalg),"
     "canonicalize,cse,"
     // After CSE, which would merge the destinations this makes private.

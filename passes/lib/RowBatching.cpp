@@ -67,6 +67,26 @@ Value RowBatcher::emptyRows(Type rowType, Value like) {
                                  getElementTypeOrSelf(rowType));
 }
 
+Value RowBatcher::emptyRowsLike(tensor::EmptyOp empty) {
+  RankedTensorType type = empty.getType();
+  SmallVector<OpFoldResult> sizes{getAsOpFoldResult(rows)};
+  unsigned next = 0;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d)) {
+      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    Value size = empty.getDynamicSizes()[next++];
+    if (isInvariant(size))
+      sizes.push_back(invariant.lookup(size));
+    else if (std::optional<int64_t> c = getConstantIntValue(size))
+      sizes.push_back(rewriter.getIndexAttr(*c));
+    else
+      return Value();
+  }
+  return tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+}
+
 LogicalResult RowBatcher::batchElementwise(Operation *op) {
   Type rowType = op->getResult(0).getType();
   auto rowTensor = dyn_cast<RankedTensorType>(rowType);
@@ -156,28 +176,37 @@ Value RowBatcher::batchedDestination(Value inner) {
   if (auto fill = inner.getDefiningOp<linalg::FillOp>()) {
     Value value = fill.getInputs()[0];
     auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
-    auto rowType = cast<RankedTensorType>(inner.getType());
-    if (empty && rowType.hasStaticShape() &&
+    Value rowsEmpty = empty ? emptyRowsLike(empty) : Value();
+    if (rowsEmpty &&
         (isInvariant(value) || matchPattern(value, m_Constant()))) {
       Value outerValue = isInvariant(value)
                              ? invariant.lookup(value)
                              : rewriter.clone(*value.getDefiningOp())->getResult(0);
-      Value rowsEmpty = emptyRows(rowType, Value());
       return linalg::FillOp::create(rewriter, loc, outerValue, rowsEmpty)
           .getResult(0);
     }
+    if (rowsEmpty)
+      rewriter.eraseOp(rowsEmpty.getDefiningOp());
   }
-  if (auto empty = inner.getDefiningOp<tensor::EmptyOp>()) {
-    auto rowType = cast<RankedTensorType>(inner.getType());
-    if (rowType.hasStaticShape())
-      return emptyRows(rowType, Value());
-  }
+  if (auto empty = inner.getDefiningOp<tensor::EmptyOp>())
+    if (Value rowsEmpty = emptyRowsLike(empty))
+      return rowsEmpty;
   if (!isInvariant(inner))
     return Value();
   auto rowType = dyn_cast<RankedTensorType>(inner.getType());
-  if (!rowType || !rowType.hasStaticShape())
+  if (!rowType)
     return Value();
-  Value rowsEmpty = emptyRows(rowType, Value());
+  // Dynamic sizes: those of the invariant value itself.
+  SmallVector<OpFoldResult> sizes{getAsOpFoldResult(rows)};
+  for (int64_t d = 0; d < rowType.getRank(); ++d)
+    sizes.push_back(rowType.isDynamicDim(d)
+                        ? OpFoldResult(tensor::DimOp::create(
+                              rewriter, loc, invariant.lookup(inner), d)
+                                           .getResult())
+                        : OpFoldResult(
+                              rewriter.getIndexAttr(rowType.getDimSize(d))));
+  Value rowsEmpty = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                            rowType.getElementType());
   return linalg::BroadcastOp::create(rewriter, loc, invariant.lookup(inner),
                                      rowsEmpty, ArrayRef<int64_t>{0})
       ->getResult(0);

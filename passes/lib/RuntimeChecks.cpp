@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -84,3 +85,14 @@ void mlir::scan::emitMitSotInitCheck(OpBuilder &b, Operation *anchor,
   emitScanErrorIf(b, loc, whenStepsValid(b, loc, anchor, nSteps, wrong),
                   ScanErrorCode::MitSotInitRows, item, have, need);
 }
+
+bool mlir::scan::reliesOnChecks(Operation *op) {
+  if (op->hasTrait<OpTrait::ConstantLike>() ||
+      isa<tensor::DimOp, tensor::EmptyOp, linalg::FillOp>(op))
+    return false;
+  auto shaped = [](Type t) { return isa<ShapedType>(t); };
+  return op->getNumRegions() > 0 ||
+         llvm::any_of(op->getOperandTypes(), shaped) ||
+         llvm::any_of(op->getResultTypes(), shaped);
+}
+

@@ -2,14 +2,23 @@
 //
 // Theano's `PushOutNonSeqScan`: body work that depends only on
 // non-sequences (and constants) is the same in every step. It is computed
-// once before the scan and passed in as a new non-sequence.
+// once before the scan and passed in as a new non-sequence. The sizes of a
+// row (a sequence tap, a state) are the same in every step too, and so is a
+// run-time check (`scan.check`) of such values: it runs once, before the
+// loop, when the loop runs at least one step.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Scan/Passes.h"
+#include "Scan/RuntimeChecks.h"
 #include "Scan/ScanArgs.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -33,13 +42,64 @@ bool isDestinationUse(OpOperand &use) {
   return dps && dps.isDpsInit(&use);
 }
 
+/// Replaces each `tensor.dim` of a row (a block argument of a sequence,
+/// mitmot, mitsot or sitsot) by a new non-sequence: the dimension of the
+/// stacked outer value (or of the sitsot init). Rows have the same sizes in
+/// every step: a sequence's rows by construction, a state's because every
+/// row stored must have the init's sizes (the lowering checks yields of
+/// dynamic size, RowSizeMismatch). Returns the rebuilt scan, or `op`.
+ScanOp hoistRowDims(ScanOp op, IRRewriter &rewriter, unsigned &count) {
+  ScanArgs args(op);
+  // Row block argument -> (outer value, offset of its dimensions).
+  DenseMap<Value, std::pair<Value, int64_t>> rows;
+  for (ScanArgs::Sequence &s : args.sequences)
+    for (Value v : s.inner)
+      rows[v] = {s.outer, 1};
+  for (ScanArgs::MitMot &m : args.mitmots)
+    for (Value v : m.inner)
+      rows[v] = {m.outer, 1};
+  for (ScanArgs::State &m : args.mitsots)
+    for (Value v : m.inner)
+      rows[v] = {m.outer, 1};
+  for (ScanArgs::State &s : args.sitsots)
+    for (Value v : s.inner)
+      rows[v] = {s.outer, 0};
+  SmallVector<std::pair<tensor::DimOp, unsigned>> dims;
+  for (Operation &bodyOp : op.getBodyBlock().without_terminator()) {
+    auto dim = dyn_cast<tensor::DimOp>(&bodyOp);
+    auto it = dim ? rows.find(dim.getSource()) : rows.end();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (it == rows.end() || !index)
+      continue;
+    auto [outer, offset] = it->second;
+    auto type = cast<RankedTensorType>(outer.getType());
+    if (*index < 0 || *index + offset >= type.getRank())
+      continue; // (out of range: undefined, left alone)
+    rewriter.setInsertionPoint(op);
+    Value outerDim =
+        tensor::DimOp::create(rewriter, dim.getLoc(), outer, *index + offset);
+    dims.push_back({dim, (unsigned)args.nonSequences.size()});
+    args.nonSequences.push_back({outerDim, Value()});
+  }
+  if (dims.empty())
+    return op;
+  ScanOp newOp = args.rebuild(rewriter);
+  for (auto [dim, index] : dims)
+    rewriter.replaceOp(dim, args.nonSequences[index].inner);
+  count += dims.size();
+  return newOp;
+}
+
 struct ScanPushOutNonSeqPass
     : scan::impl::ScanPushOutNonSeqBase<ScanPushOutNonSeqPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<ScanOp> scans = collectScans(getOperation());
-    for (ScanOp op : scans)
-      pushOut(op, rewriter);
+    for (ScanOp op : scans) {
+      unsigned rowDims = 0;
+      pushOut(hoistRowDims(op, rewriter, rowDims), rewriter);
+      numRowDims += rowDims;
+    }
   }
 
   void pushOut(ScanOp op, IRRewriter &rewriter) {
@@ -53,16 +113,45 @@ struct ScanPushOutNonSeqPass
       invariant.insert(n.inner);
       dependsOnNonSeq.insert(n.inner);
     }
+    // Checks are hoisted in body order, as long as nothing with effects of
+    // its own precedes them in the loop (which would change which error a
+    // call reports). An op that may rely on a check that precedes it is
+    // hoisted under the guard of the hoisted checks (see below).
     SmallVector<Operation *> invariantOps;
+    SetVector<Operation *> hoistedChecks;
+    DenseSet<Operation *> afterCheck;
+    bool blocked = false, checkSeen = false;
+    auto allInvariant = [&](Operation *bodyOp) {
+      llvm::SetVector<Value> used(bodyOp->operand_begin(), bodyOp->operand_end());
+      getUsedValuesDefinedAbove(bodyOp->getRegions(), used);
+      return llvm::all_of(used, [&](Value v) { return invariant.contains(v); });
+    };
     for (Operation &bodyOp : body.without_terminator()) {
-      // (A pure op without results computes nothing: canonicalize's job.)
-      if (!isPure(&bodyOp) || bodyOp.getNumResults() == 0)
+      if (auto check = dyn_cast<CheckOp>(&bodyOp)) {
+        checkSeen = true;
+        if (!blocked && allInvariant(check))
+          hoistedChecks.insert(check);
+        else
+          blocked = true;
         continue;
+      }
+      // (A pure op without results computes nothing: canonicalize's job.)
+      if (!isPure(&bodyOp) || bodyOp.getNumResults() == 0) {
+        blocked |= !isMemoryEffectFree(&bodyOp);
+        continue;
+      }
+      if (!allInvariant(&bodyOp))
+        continue;
+      if (checkSeen && reliesOnChecks(&bodyOp)) {
+        // Only behind checks that all run before the loop, and only where
+        // the guard can give its results a value when no step runs.
+        if (blocked || !guardable(&bodyOp))
+          continue;
+        afterCheck.insert(&bodyOp);
+      }
+      invariantOps.push_back(&bodyOp);
       llvm::SetVector<Value> used(bodyOp.operand_begin(), bodyOp.operand_end());
       getUsedValuesDefinedAbove(bodyOp.getRegions(), used);
-      if (!llvm::all_of(used, [&](Value v) { return invariant.contains(v); }))
-        continue;
-      invariantOps.push_back(&bodyOp);
       bool fromNonSeq = llvm::any_of(
           used, [&](Value v) { return dependsOnNonSeq.contains(v); });
       for (Value result : bodyOp.getResults()) {
@@ -84,13 +173,14 @@ struct ScanPushOutNonSeqPass
       if (!destination)
         hoisted.insert(inv);
     }
-    if (hoisted.empty())
+    if (hoisted.empty() && hoistedChecks.empty())
       return;
 
-    // Clone the hoisted ops and the invariant ops they need, in order,
-    // before the scan.
+    // Clone the hoisted checks, the hoisted ops and the invariant ops they
+    // need, in order, before the scan.
     SetVector<Operation *> needed;
     SmallVector<Operation *> worklist(hoisted.begin(), hoisted.end());
+    worklist.append(hoistedChecks.begin(), hoistedChecks.end());
     while (!worklist.empty()) {
       Operation *next = worklist.pop_back_val();
       if (!needed.insert(next))
@@ -105,9 +195,41 @@ struct ScanPushOutNonSeqPass
     for (ScanArgs::NonSequence &n : args.nonSequences)
       mapping.map(n.inner, n.outer);
     rewriter.setInsertionPoint(op);
-    for (Operation &bodyOp : body.without_terminator())
-      if (needed.contains(&bodyOp))
-        rewriter.clone(bodyOp, mapping);
+    // A hoisted check runs when the loop would have run it: when there is
+    // a first step (n_steps > 0). So does an op that may rely on it.
+    Value runs;
+    auto stepsRun = [&]() {
+      if (!runs) {
+        Value zero = arith::ConstantIndexOp::create(rewriter, op.getLoc(), 0);
+        runs = arith::CmpIOp::create(rewriter, op.getLoc(),
+                                     arith::CmpIPredicate::sgt, args.nSteps,
+                                     zero);
+      }
+      return runs;
+    };
+    for (Operation &bodyOp : body.without_terminator()) {
+      if (!needed.contains(&bodyOp))
+        continue;
+      if (auto check = dyn_cast<CheckOp>(&bodyOp)) {
+        Value guarded = arith::AndIOp::create(
+            rewriter, check.getLoc(), stepsRun(),
+            mapping.lookupOrDefault(check.getCondition()));
+        auto clone = cast<CheckOp>(rewriter.clone(bodyOp, mapping));
+        rewriter.modifyOpInPlace(
+            clone, [&] { clone.getConditionMutable().assign(guarded); });
+        continue;
+      }
+      if (afterCheck.contains(&bodyOp)) {
+        cloneGuarded(&bodyOp, stepsRun(), mapping, rewriter);
+        continue;
+      }
+      rewriter.clone(bodyOp, mapping);
+    }
+    // (Erased now: what only they used is dead, not a new non-sequence.)
+    for (Operation *check : hoistedChecks) {
+      needed.remove(check);
+      rewriter.eraseOp(check);
+    }
 
     // Hoisted results still used in the body become new non-sequences.
     // (Only live users count: rebuild erases dead ops, and with them a
@@ -134,6 +256,46 @@ struct ScanPushOutNonSeqPass
       if (needed.contains(bodyOp) && bodyOp->use_empty())
         rewriter.eraseOp(bodyOp);
     numHoisted += hoisted.size();
+    numChecks += hoistedChecks.size();
+  }
+
+  /// Whether `op` can run under a guard: the guard's other branch yields,
+  /// for each result, the destination of a destination-style op (the
+  /// value is never read: no step runs) or a zero scalar.
+  static bool guardable(Operation *op) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+    if (dps && dps.getNumDpsInits() == op->getNumResults() &&
+        dps.hasPureTensorSemantics())
+      return true;
+    return llvm::all_of(op->getResultTypes(), [](Type t) {
+      return t.isIntOrIndexOrFloat();
+    });
+  }
+
+  /// Clones `op` (operands through `mapping`) into `scf.if %runs`, whose
+  /// else branch yields the values `guardable` describes; maps the results.
+  static void cloneGuarded(Operation *op, Value runs, IRMapping &mapping,
+                           IRRewriter &rewriter) {
+    Location loc = op->getLoc();
+    auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), runs,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    Operation *clone = rewriter.clone(*op, mapping);
+    scf::YieldOp::create(rewriter, loc, clone->getResults());
+    rewriter.setInsertionPointToStart(ifOp.elseBlock());
+    SmallVector<Value> others;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(clone)) {
+      for (OpOperand &init : dps.getDpsInitsMutable())
+        others.push_back(init.get());
+    } else {
+      for (Type t : op->getResultTypes())
+        others.push_back(arith::ConstantOp::create(
+            rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(t))));
+    }
+    scf::YieldOp::create(rewriter, loc, others);
+    for (auto [from, to] : llvm::zip(op->getResults(), ifOp.getResults()))
+      mapping.map(from, to);
   }
 };
 

@@ -92,13 +92,18 @@ struct ScanPushOutSeqPass
         fromSequence.insert(tap);
       }
     SmallVector<Operation *> candidates;
+    // A check left in the loop (scan-push-out-non-seq hoists the invariant
+    // ones) may guard the ops after it: those stay (see reliesOnChecks).
+    bool checkSeen = false;
     for (Operation &bodyOp : body.without_terminator()) {
       if (bodyOp.hasTrait<OpTrait::ConstantLike>()) {
         known.insert(bodyOp.getResults().begin(), bodyOp.getResults().end());
         continue;
       }
+      checkSeen |= isa<CheckOp>(bodyOp);
       if (!RowBatcher::canBatch(&bodyOp) || !isPure(&bodyOp) ||
-          !usesOnly(&bodyOp, known))
+          !usesOnly(&bodyOp, known) ||
+          (checkSeen && reliesOnChecks(&bodyOp)))
         continue;
       llvm::SetVector<Value> used(bodyOp.operand_begin(), bodyOp.operand_end());
       getUsedValuesDefinedAbove(bodyOp.getRegions(), used);

@@ -4,6 +4,9 @@
 // value that depends on the recurrent state, so no push-out rewrite can move
 // it. Regrouping the sum as `W·h + (U·x + b)` makes `U·x + b` sequence-only
 // work that scan-push-out-seq computes for all steps before the loop.
+// The same sum inside one elementwise `linalg.generic` (the graph builder
+// fuses `tanh(a + b + c)` into one loop) is split: `b + c` becomes a generic
+// of its own, which the push-outs can then move.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +14,8 @@
 #include "Scan/ScanArgs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -103,6 +108,162 @@ bool regroup(OpTy op, const VarianceAnalysis &variance, RewriterBase &rewriter) 
   return false;
 }
 
+/// Whether `generic` is an elementwise loop whose sums can be split: all
+/// loops parallel, one result written through the identity map, the init's
+/// values unused, inputs read through projected permutations.
+bool splittable(linalg::GenericOp generic) {
+  if (!generic.hasPureTensorSemantics() || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity() ||
+      generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
+    return false;
+  return llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap map) {
+    return map.isProjectedPermutation();
+  });
+}
+
+/// Replaces `generic` (whose loops its result's identity map covers) by the
+/// same loop without the inputs its body no longer reads.
+void dropUnusedInputs(linalg::GenericOp generic, RewriterBase &rewriter) {
+  Block &body = *generic.getBlock();
+  unsigned numInputs = generic.getNumDpsInputs();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : generic.getDpsInputOperands()) {
+    if (body.getArgument(in->getOperandNumber()).use_empty())
+      continue;
+    inputs.push_back(in->get());
+    maps.push_back(generic.getMatchingIndexingMap(in));
+  }
+  if (inputs.size() == numInputs)
+    return;
+  for (OpOperand &init : generic.getDpsInitsMutable())
+    maps.push_back(generic.getMatchingIndexingMap(&init));
+  rewriter.setInsertionPoint(generic);
+  auto pruned = linalg::GenericOp::create(
+      rewriter, generic.getLoc(), generic.getResultTypes(), inputs,
+      generic.getDpsInits(), maps, generic.getIteratorTypesArray());
+  pruned->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
+  rewriter.inlineRegionBefore(generic.getRegion(), pruned.getRegion(),
+                              pruned.getRegion().end());
+  Block &moved = pruned.getRegion().front();
+  for (int i = numInputs - 1; i >= 0; --i)
+    if (moved.getArgument(i).use_empty())
+      moved.eraseArgument(i);
+  rewriter.replaceOp(generic, pruned.getResults());
+}
+
+/// In the body of `generic` (see `splittable`), regroups `(r + s) + t` where
+/// `r` depends on a recurrent input and `s`, `t` are block arguments of
+/// inputs that are not recurrent: `s + t` becomes a new generic before
+/// `generic`, whose result is a new input of it. Returns whether it did.
+template <typename OpTy>
+bool splitSum(linalg::GenericOp generic, const VarianceAnalysis &variance,
+              RewriterBase &rewriter) {
+  Block &body = *generic.getBlock();
+  unsigned numInputs = generic.getNumDpsInputs();
+  // The input operand a body value reads, if it is an input's argument.
+  auto inputOf = [&](Value v) -> OpOperand * {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &body || arg.getArgNumber() >= numInputs)
+      return nullptr;
+    return generic.getDpsInputOperand(arg.getArgNumber());
+  };
+  auto recurrent = [&](Value v) {
+    // A body value: recurrent if anything it is computed from is.
+    SmallVector<Value> work{v};
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value next = work.pop_back_val();
+      if (!seen.insert(next).second)
+        continue;
+      if (OpOperand *in = inputOf(next)) {
+        if (variance.get(in->get()) == Variance::Recurrent)
+          return true;
+        continue;
+      }
+      Operation *def = next.getDefiningOp();
+      if (!def || def->getBlock() != &body) {
+        // (a value of the scan body, or the init's argument)
+        if (variance.get(next) == Variance::Recurrent)
+          return true;
+        continue;
+      }
+      work.append(def->operand_begin(), def->operand_end());
+    }
+    return false;
+  };
+  for (Operation &bodyOp : body.without_terminator()) {
+    auto op = dyn_cast<OpTy>(&bodyOp);
+    if (!op || !regroupable(op))
+      continue;
+    for (unsigned side = 0; side < 2; ++side) {
+      Value inner = op->getOperand(side), t = op->getOperand(1 - side);
+      auto sum = inner.template getDefiningOp<OpTy>();
+      OpOperand *tInput = inputOf(t);
+      if (!sum || !sum->hasOneUse() || sum->getAttrs() != op->getAttrs() ||
+          !regroupable(sum) || !tInput ||
+          variance.get(tInput->get()) == Variance::Recurrent)
+        continue;
+      for (unsigned j = 0; j < 2; ++j) {
+        Value r = sum->getOperand(j), s = sum->getOperand(1 - j);
+        OpOperand *sInput = inputOf(s);
+        if (!sInput || variance.get(sInput->get()) == Variance::Recurrent ||
+            !recurrent(r))
+          continue;
+        Location loc = generic.getLoc();
+        rewriter.setInsertionPoint(generic);
+        Value init = generic.getDpsInitOperand(0)->get();
+        Value empty = tensor::EmptyOp::create(
+            rewriter, loc, tensor::getMixedSizes(rewriter, loc, init),
+            s.getType());
+        AffineMap identity = generic.getMatchingIndexingMap(
+            generic.getDpsInitOperand(0));
+        SmallVector<AffineMap> maps{generic.getMatchingIndexingMap(sInput),
+                                    generic.getMatchingIndexingMap(tInput),
+                                    identity};
+        auto grouped = linalg::GenericOp::create(
+            rewriter, loc, TypeRange{empty.getType()},
+            ValueRange{sInput->get(), tInput->get()}, ValueRange{empty}, maps,
+            generic.getIteratorTypesArray(),
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              auto add = OpTy::create(b, l, args[0], args[1]);
+              add->setAttrs(op->getAttrs());
+              linalg::YieldOp::create(b, l, add->getResult(0));
+            });
+        // The generic with one more input, the grouped sum.
+        SmallVector<Value> inputs(generic.getDpsInputs());
+        inputs.push_back(grouped.getResult(0));
+        SmallVector<AffineMap> newMaps;
+        for (OpOperand *in : generic.getDpsInputOperands())
+          newMaps.push_back(generic.getMatchingIndexingMap(in));
+        newMaps.push_back(identity);
+        newMaps.push_back(identity);
+        auto replacement = linalg::GenericOp::create(
+            rewriter, loc, generic.getResultTypes(), inputs,
+            generic.getDpsInits(), newMaps, generic.getIteratorTypesArray());
+        replacement->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
+        rewriter.inlineRegionBefore(generic.getRegion(),
+                                    replacement.getRegion(),
+                                    replacement.getRegion().end());
+        Block &moved = replacement.getRegion().front();
+        BlockArgument st = moved.insertArgument(
+            numInputs, getElementTypeOrSelf(s.getType()), loc);
+        rewriter.modifyOpInPlace(op, [&] {
+          op->setOperand(0, r);
+          op->setOperand(1, st);
+        });
+        rewriter.eraseOp(sum);
+        rewriter.replaceOp(generic, replacement.getResults());
+        dropUnusedInputs(replacement, rewriter);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 struct ScanReassociateAddsPass
     : scan::impl::ScanReassociateAddsBase<ScanReassociateAddsPass> {
   void runOnOperation() override {
@@ -117,6 +278,10 @@ struct ScanReassociateAddsPass
             changed = regroup(add, variance, rewriter);
           else if (auto addi = dyn_cast<arith::AddIOp>(&bodyOp))
             changed = regroup(addi, variance, rewriter);
+          else if (auto generic = dyn_cast<linalg::GenericOp>(&bodyOp))
+            changed = splittable(generic) &&
+                      (splitSum<arith::AddFOp>(generic, variance, rewriter) ||
+                       splitSum<arith::AddIOp>(generic, variance, rewriter));
           if (changed) {
             ++numRegrouped;
             break; // the analysis is stale: start over

@@ -1448,6 +1448,22 @@ class _Scan:
     body: _Block
 
 
+@_handles("scan.check")
+def _scan_check(p: _Program, op: ir.Operation) -> Kernel:
+    code = ir.IntegerAttr(op.attributes["code"]).value
+    check = ir.IntegerAttr(op.attributes["id"]).value
+    kind = IndexError if code == 101 else ValueError
+
+    def kernel(frame: Frame, args: list) -> list:
+        _check_scalar_operand(args[0])
+        if args[0]:
+            raise kind(f"scan.check: check {check} failed (code {code}, have {int(args[1])}, "
+                       f"need {int(args[2])})")
+        return []
+
+    return kernel
+
+
 @_handles("scan.scan")
 def _scan_scan(p: _Program, op: ir.Operation) -> Kernel:
     _, n_seq, n_mitmot, n_mitsot, n_sitsot, _ = _segments(op)

@@ -1237,3 +1237,47 @@ func.func @result_count_mismatch(%n: index, %s0: f32) {
   } -> (tensor<?xf32>)
   return
 }
+
+//===----------------------------------------------------------------------===//
+// scan.check
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @check_unknown_code(%bad: i1, %a: index) {
+  // expected-error @+1 {{'scan.check' op 'code' 5 is not an error __mlir_scan_fail reports (1-4, 8, 9, 100, 101)}}
+  scan.check %bad code 5 id 0 (%a, %a : index, index)
+  return
+}
+
+// -----
+
+func.func @check_code_not_positive(%bad: i1, %a: index) {
+  // expected-error @+1 {{'scan.check' op attribute 'code' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  scan.check %bad code 0 id 0 (%a, %a : index, index)
+  return
+}
+
+// -----
+
+func.func @check_negative_id(%bad: i1, %a: index) {
+  // expected-error @+1 {{'scan.check' op attribute 'id' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  scan.check %bad code 100 id -1 (%a, %a : index, index)
+  return
+}
+
+// -----
+
+func.func @check_condition_not_i1(%bad: i32, %a: index) {
+  // expected-error @+1 {{'scan.check' op operand #0 must be 1-bit signless integer, but got 'i32'}}
+  "scan.check"(%bad, %a, %a) <{code = 100 : i64, id = 0 : i64}> : (i32, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @check_have_f64(%bad: i1, %a: index, %x: f64) {
+  // expected-error @+1 {{'scan.check' op operand #1 must be index or 64-bit signless integer, but got 'f64'}}
+  "scan.check"(%bad, %x, %a) <{code = 100 : i64, id = 0 : i64}> : (i1, f64, index) -> ()
+  return
+}

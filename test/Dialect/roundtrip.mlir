@@ -355,3 +355,13 @@ func.func @empty_groups(%n: index, %w: f32) {
   } -> ()
   return
 }
+
+// scan.check: condition, code, id, have and need (index or i64).
+// CHECK-LABEL: func.func @check
+// CHECK: scan.check %{{.*}} code 100 id 3 (%{{.*}}, %{{.*}} : index, i64)
+// CHECK: scan.check %{{.*}} code 101 id 0 (%{{.*}}, %{{.*}} : i64, index)
+func.func @check(%bad: i1, %a: index, %b: i64) {
+  scan.check %bad code 100 id 3 (%a, %b : index, i64)
+  scan.check %bad code 101 id 0 (%b, %a : i64, index)
+  return
+}

@@ -261,3 +261,132 @@ func.func @dead_user(%n: index, %h0: f64, %w: f64) -> tensor<?xf64> {
   } -> (tensor<?xf64>)
   return %r : tensor<?xf64>
 }
+
+// -----------------------------------------------------------------------------
+// Run-time checks (scan.check) and the sizes of rows.
+// -----------------------------------------------------------------------------
+
+// The sizes of a row are the same in every step: tensor.dim of a sequence
+// row, a sitsot state and a mitsot tap become non-sequences (dimensions of
+// the outer values), and the check of the state's size against w's, whose
+// operands are now invariant, runs once before the scan, when a step runs.
+// The elementwise op after the check may rely on it: it stays in the loop
+// (it reads the state anyway).
+// CHECK-LABEL: func.func @invariant_check
+// CHECK-DAG:     %[[XD:.*]] = tensor.dim %arg1, %c1{{.*}} : tensor<?x?xf64>
+// CHECK-DAG:     %[[HD:.*]] = tensor.dim %arg2, %c0{{.*}} : tensor<?xf64>
+// CHECK-DAG:     %[[WD:.*]] = tensor.dim %arg3, %c0{{.*}} : tensor<?xf64>
+// CHECK-DAG:     %[[RUNS:.*]] = arith.cmpi sgt, %arg0, %{{.*}} : index
+// CHECK-DAG:     %[[BAD:.*]] = arith.cmpi ne, %[[HD]], %[[WD]] : index
+// CHECK:         %[[FAILS:.*]] = arith.andi %[[RUNS]], %[[BAD]] : i1
+// CHECK:         scan.check %[[FAILS]] code 100 id 0 (%[[HD]], %[[WD]] : index, index)
+// CHECK:         %[[BAD2:.*]] = arith.cmpi ne, %[[XD]], %[[WD]] : index
+// CHECK:         %[[FAILS2:.*]] = arith.andi %[[RUNS]], %[[BAD2]] : i1
+// CHECK:         scan.check %[[FAILS2]] code 100 id 1 (%[[XD]], %[[WD]] : index, index)
+// CHECK:         scan.scan steps(%arg0)
+// CHECK-NOT:     scan.check
+// CHECK-NOT:     tensor.dim
+// CHECK:         arith.mulf
+// CHECK:         scan.yield
+func.func @invariant_check(%n: index, %xs: tensor<?x?xf64>, %h0: tensor<?xf64>, %w: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) sitsot(%h0 : tensor<?xf64>) nonsequences(%w : tensor<?xf64>) {
+  ^bb0(%x: tensor<?xf64>, %h: tensor<?xf64>, %ww: tensor<?xf64>):
+    %c0 = arith.constant 0 : index
+    %kh = tensor.dim %h, %c0 : tensor<?xf64>
+    %kw = tensor.dim %ww, %c0 : tensor<?xf64>
+    %bad = arith.cmpi ne, %kh, %kw : index
+    scan.check %bad code 100 id 0 (%kh, %kw : index, index)
+    %kx = tensor.dim %x, %c0 : tensor<?xf64>
+    %bad2 = arith.cmpi ne, %kx, %kw : index
+    scan.check %bad2 code 100 id 1 (%kx, %kw : index, index)
+    %y = arith.mulf %h, %ww : tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+
+// A check that depends on the step (a state's value) stays in the loop,
+// and so does every check after it (hoisting those would change which
+// error a call reports), but pure work that does not rely on a check
+// still leaves: w * 2 is a scalar, defined for any w.
+// CHECK-LABEL: func.func @variant_check_stays
+// CHECK:         %[[W2:.*]] = arith.mulf %arg2, %{{.*}} : f64
+// CHECK:         scan.scan steps(%arg0)
+// CHECK:           scan.check %{{.*}} code 100 id 0
+// CHECK:           scan.check %{{.*}} code 100 id 1
+// CHECK:           arith.addf %{{.*}}, %{{.*}} : f64
+func.func @variant_check_stays(%n: index, %h0: f64, %w: f64, %k: index) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w, %k : f64, index) {
+  ^bb0(%h: f64, %ww: f64, %kk: index):
+    %big = arith.constant 1.0e6 : f64
+    %bad = arith.cmpf ogt, %h, %big : f64
+    %c0 = arith.constant 0 : index
+    scan.check %bad code 100 id 0 (%c0, %c0 : index, index)
+    %neg = arith.cmpi slt, %kk, %c0 : index
+    scan.check %neg code 100 id 1 (%kk, %c0 : index, index)
+    %two = arith.constant 2.0 : f64
+    %w2 = arith.mulf %ww, %two : f64
+    %y = arith.addf %h, %w2 : f64
+    scan.yield %y : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// An invariant contraction after a check it relies on (the sizes of a and
+// v must agree) is hoisted with the check, under the same guard: when no
+// step runs, neither does the check nor the matvec.
+// CHECK-LABEL: func.func @guarded_contraction
+// CHECK:         %[[RUNS:.*]] = arith.cmpi sgt, %arg0, %{{.*}} : index
+// CHECK:         scan.check
+// CHECK:         %[[MV:.*]] = scf.if %[[RUNS]] -> (tensor<?xf64>) {
+// CHECK-NEXT:      %[[R:.*]] = linalg.matvec
+// CHECK-NEXT:      scf.yield %[[R]] : tensor<?xf64>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.yield %{{.*}} : tensor<?xf64>
+// CHECK:         scan.scan steps(%arg0)
+// CHECK:           nonsequences({{.*}}%[[MV]] : tensor<?xf64>
+// CHECK-NOT:       linalg.matvec
+// CHECK:           scan.yield
+func.func @guarded_contraction(%n: index, %h0: tensor<?xf64>, %a: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%a, %v : tensor<?x?xf64>, tensor<?xf64>) {
+  ^bb0(%h: tensor<?xf64>, %aa: tensor<?x?xf64>, %vv: tensor<?xf64>):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %ka = tensor.dim %aa, %c1 : tensor<?x?xf64>
+    %kv = tensor.dim %vv, %c0 : tensor<?xf64>
+    %bad = arith.cmpi ne, %ka, %kv : index
+    scan.check %bad code 100 id 0 (%ka, %kv : index, index)
+    %m = tensor.dim %aa, %c0 : tensor<?x?xf64>
+    %zero = arith.constant 0.0 : f64
+    %e = tensor.empty(%m) : tensor<?xf64>
+    %f = linalg.fill ins(%zero : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+    %mv = linalg.matvec ins(%aa, %vv : tensor<?x?xf64>, tensor<?xf64>) outs(%f : tensor<?xf64>) -> tensor<?xf64>
+    %y = arith.addf %h, %mv : tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+
+// The same contraction behind a check that stays in the loop stays too.
+// CHECK-LABEL: func.func @contraction_behind_variant_check
+// CHECK:         scan.scan steps(%arg0)
+// CHECK:           scan.check
+// CHECK:           linalg.matvec
+func.func @contraction_behind_variant_check(%n: index, %h0: tensor<?xf64>, %a: tensor<?x?xf64>, %v: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%a, %v : tensor<?x?xf64>, tensor<?xf64>) {
+  ^bb0(%h: tensor<?xf64>, %aa: tensor<?x?xf64>, %vv: tensor<?xf64>):
+    %c0 = arith.constant 0 : index
+    %first = tensor.extract %h[%c0] : tensor<?xf64>
+    %big = arith.constant 1.0e6 : f64
+    %huge = arith.cmpf ogt, %first, %big : f64
+    scan.check %huge code 100 id 0 (%c0, %c0 : index, index)
+    %m = tensor.dim %aa, %c0 : tensor<?x?xf64>
+    %zero = arith.constant 0.0 : f64
+    %e = tensor.empty(%m) : tensor<?xf64>
+    %f = linalg.fill ins(%zero : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+    %mv = linalg.matvec ins(%aa, %vv : tensor<?x?xf64>, tensor<?xf64>) outs(%f : tensor<?xf64>) -> tensor<?xf64>
+    %y = arith.addf %h, %mv : tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}

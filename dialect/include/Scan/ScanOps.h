@@ -11,6 +11,18 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir {
+namespace scan {
+/// The resource `scan.check` writes: the error record of the running call.
+/// No memory op touches it, so checks are ordered only with one another
+/// (and with ops of unknown effects, such as calls).
+struct ScanCheckResource
+    : public SideEffects::Resource::Base<ScanCheckResource> {
+  llvm::StringRef getName() final { return "<scan check>"; }
+};
+} // namespace scan
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "Scan/ScanOps.h.inc"
 

@@ -284,4 +284,57 @@ def Scan_YieldOp : Scan_Op<"yield", [
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
 }
 
+//===----------------------------------------------------------------------===//
+// scan.check
+//===----------------------------------------------------------------------===//
+
+// What a run-time check writes: the call's error record, and nothing else.
+// Memory ops do not alias it, so checks do not order them; checks stay
+// ordered with one another and with calls.
+def Scan_CheckResource
+    : Resource<"::mlir::scan::ScanCheckResource">;
+
+def Scan_CheckOp : Scan_Op<"check", [
+    MemoryEffects<[MemWrite<Scan_CheckResource>]>
+  ]> {
+  let summary = "Fails the call when a run-time condition holds";
+  let description = [{
+    When `condition` is true, `scan.check` ends the call of the compiled
+    function with the error `code` (see `passes/include/Scan/ErrorCodes.h`:
+    100 raises `ValueError`, 101 `IndexError` with the message the graph
+    builder keeps for check `id`; `have` and `need` fill the message). It
+    does not return in that case, so the ops after it may assume that
+    `condition` is false: this is how the graph builder guards shapes that
+    must agree (`T.dot` operands, broadcast elementwise operands, slice
+    bounds) without clamping the values the ops see.
+
+    ```mlir
+    %bad = arith.cmpi ne, %k_h, %k_w : index
+    scan.check %bad code 100 id 3 (%k_h, %k_w : index, index)
+    %y = linalg.vecmat ins(%h, %w : tensor<?xf64>, tensor<?x?xf64>)
+                       outs(%init : tensor<?xf64>) -> tensor<?xf64>
+    ```
+
+    Its only effect is a write to a resource of its own (the call's error
+    record): memory ops do not alias it, pure ops are not ordered with it,
+    and the scan rewrites understand it. `scan-push-out-non-seq` moves a
+    check whose operands are the same in every step before the scan, where
+    it runs once, guarded by `n_steps > 0`; a check that stays in the loop
+    blocks only the ops that rely on it (see `docs/ScanDialect.md`).
+    `scan-lower-checks` lowers it to `scf.if` and a call of the run-time
+    library's `__mlir_scan_fail(code, id, have, need)`.
+  }];
+  let arguments = (ins I1:$condition,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$code,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$id,
+                       AnyTypeOf<[Index, I64]>:$have,
+                       AnyTypeOf<[Index, I64]>:$need);
+  let assemblyFormat = [{
+    $condition `code` $code `id` $id ` ` `(` $have `,` $need `:` type($have)
+    `,` type($need) `)` attr-dict
+  }];
+  let hasCanonicalizeMethod = 1;
+  let hasVerifier = 1;
+}
+
 #endif // SCAN_OPS_TD

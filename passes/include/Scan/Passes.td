@@ -68,6 +68,23 @@ def ScanPushOutNonSeq : Pass<"scan-push-out-non-seq"> {
     the destination (`outs`) of a destination-style op, which every step
     overwrites.
 
+    The sizes of rows are the same in every step: `tensor.dim` of a
+    sequence tap, mitmot, mitsot or sitsot block argument (constant index)
+    becomes a new non-sequence, the dimension of the stacked outer value (of
+    the init for a sitsot).
+
+    Run-time checks (`scan.check`) whose operands are invariant are hoisted
+    too, in body order, as long as no other op with effects (a check that
+    stays, a call, a nested scan with effects) precedes them in the body:
+    the first failing check is then the one the loop would have reported.
+    A hoisted check is guarded by `n_steps > 0`, so a scan that runs no step
+    fails where it failed before and nowhere else. A check that stays in the
+    loop does not stop pure ops from leaving it, except the ops that may
+    rely on it (linalg, tensor and elementwise ops on shaped values, whose
+    result is undefined when sizes disagree or an index is out of bounds):
+    those are hoisted only when every check before them is hoisted, under
+    an `scf.if` on the same `n_steps > 0` guard.
+
     ```mlir
     %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%w : f64, %b : f64) {
     ^bb0(%h: f64, %ww: f64, %bb: f64):
@@ -79,9 +96,34 @@ def ScanPushOutNonSeq : Pass<"scan-push-out-non-seq"> {
     %wb = arith.mulf %w, %b : f64
     %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%wb : f64) { ... }
     ```
+
+    A check of non-sequences:
+
+    ```mlir
+    scan.scan steps(%n) ... nonsequences(%k1, %k2 : index, index) {
+    ^bb0(..., %a: index, %b: index):
+      %bad = arith.cmpi ne, %a, %b : index
+      scan.check %bad code 100 id 0 (%a, %b : index, index)
+      ...
+    // becomes
+    %c0 = arith.constant 0 : index
+    %runs = arith.cmpi sgt, %n, %c0 : index
+    %bad = arith.cmpi ne, %k1, %k2 : index
+    %fails = arith.andi %runs, %bad : i1
+    scan.check %fails code 100 id 0 (%k1, %k2 : index, index)
+    scan.scan steps(%n) ...
+    ```
   }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
   let statistics = [
-    Statistic<"numHoisted", "hoisted", "Number of body ops moved out of scans">
+    Statistic<"numHoisted", "hoisted", "Number of body ops moved out of scans">,
+    Statistic<"numChecks", "hoisted-checks",
+              "Number of scan.check ops moved before their scan">,
+    Statistic<"numRowDims", "row-dims",
+              "Number of tensor.dim ops of rows made non-sequences">
   ];
 }
 
@@ -226,7 +268,36 @@ def ScanReassociateAdds : Pass<"scan-reassociate-adds"> {
     `W·h + (U·x + b)`, the bias handling becomes sequence-only work that
     `scan-push-out-seq` computes before the loop. Floating-point sums
     change within rounding.
+
+    The same sum inside the body of an elementwise `linalg.generic` of the
+    scan body (all loops parallel, the result written through the identity
+    map; the graph builder fuses `tanh(W·h + U·x + b)` into one such loop)
+    is split when `s` and `t` are inputs of the generic: `s + t` becomes a
+    generic of its own before it, whose result is a new input.
+
+    ```mlir
+    %y = linalg.generic {...} ins(%wh, %ux, %b : ...) outs(%e : ...) {
+    ^bb0(%a: f64, %c: f64, %d: f64, %o: f64):
+      %0 = arith.addf %a, %c : f64
+      %1 = arith.addf %0, %d : f64
+      %2 = math.tanh %1 : f64
+      linalg.yield %2 : f64
+    }
+    // becomes
+    %uxb = linalg.generic {...} ins(%ux, %b : ...) outs(%e2 : ...) {
+      ... arith.addf ...
+    }
+    %y = linalg.generic {...} ins(%wh, %ux, %b, %uxb : ...) outs(%e : ...) {
+    ^bb0(%a: f64, %c: f64, %d: f64, %cd: f64, %o: f64):
+      %1 = arith.addf %a, %cd : f64
+      %2 = math.tanh %1 : f64
+      linalg.yield %2 : f64
+    }
+    ```
   }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
   let statistics = [
     Statistic<"numRegrouped", "regrouped", "Number of sums regrouped">
   ];
@@ -480,6 +551,34 @@ def ScanCheckAllocations : Pass<"scan-check-allocations", "::mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numChecked", "checked-allocations", "Allocations given a size check">
+  ];
+}
+
+def ScanLowerChecks : Pass<"scan-lower-checks", "::mlir::ModuleOp"> {
+  let summary = "Lower scan.check to scf.if and a call of the run-time library";
+  let description = [{
+    Each `scan.check %bad code C id I (%have, %need)` becomes
+
+    ```mlir
+    scf.if %bad {
+      func.call @__mlir_scan_fail(%C, %I, %have_i64, %need_i64)
+          : (i64, i64, i64, i64) -> ()
+    }
+    ```
+
+    (`index` operands cast to `i64`), and `@__mlir_scan_fail` is declared in
+    the module if it is not. The call does not return: the run-time library
+    ends the call of the compiled function with the error. The CPU and GPU
+    pipelines run this pass after the scan rewrites (which understand
+    `scan.check`, see `scan-push-out-non-seq`) and before
+    `convert-scan-to-scf`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "lowered-checks", "scan.check ops lowered">
   ];
 }
 

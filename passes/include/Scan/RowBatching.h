@@ -14,6 +14,7 @@
 #define SCAN_ROWBATCHING_H
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -58,6 +59,10 @@ private:
   Value batchedDestination(Value inner);
   /// `tensor.empty` of `rows` x `rowType`'s shape; dynamic sizes from `like`.
   Value emptyRows(Type rowType, Value like);
+  /// `tensor.empty` of `rows` x the shape of the row `empty` makes, whose
+  /// dynamic sizes must be step-invariant values (or constants); null if
+  /// one is not.
+  Value emptyRowsLike(tensor::EmptyOp empty);
 
   RewriterBase &rewriter;
   Location loc;

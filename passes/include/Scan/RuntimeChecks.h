@@ -60,6 +60,18 @@ void emitSequenceLengthCheck(OpBuilder &b, Operation *anchor, Value nSteps,
 void emitMitSotInitCheck(OpBuilder &b, Operation *anchor, Value nSteps,
                          Value init, int64_t rows, int64_t item);
 
+/// Whether `op` may rely on a `scan.check` that precedes it: ops that MLIR
+/// lets run on any operands but whose result (or memory access, once
+/// bufferized) is undefined when sizes disagree or an index is out of
+/// bounds -- linalg ops and elementwise ops on dynamically shaped tensors,
+/// tensor indexing and reshaping ops. The graph builder guards those with a
+/// check instead of clamping their operands. Constants, scalar arithmetic,
+/// `tensor.dim`, `tensor.empty` and `linalg.fill` are defined for every
+/// operand.
+/// The scan rewrites never move such an op before a check it may rely on
+/// where the check might not run (see scan-push-out-non-seq).
+bool reliesOnChecks(Operation *op);
+
 } // namespace scan
 } // namespace mlir
 

@@ -29,11 +29,10 @@ from .graph import DTYPES, Constant, TensorType, Variable, is_float, is_int, top
 
 __all__ = ["ModuleEmitter", "Block", "float_literal"]
 
-#: The run-time library's failure function (passes/include/Scan/RuntimeChecks.h):
-#: a failed check ends the call. The builder's checks pass code 100
-#: (ValueError) or 101 (IndexError) and their check id; the message stays here.
-_FAIL = "__mlir_scan_fail"
-_FAIL_DECL = f"  func.func private @{_FAIL}(i64, i64, i64, i64)"
+#: The builder's checks are ``scan.check`` ops (lowered by ``scan-lower-checks`` to
+#: calls of the run-time library's ``__mlir_scan_fail``): a failed check ends the
+#: call. They pass code 100 (ValueError) or 101 (IndexError) and their check id;
+#: the message stays here.
 #: Builder error kinds (the `code` argument of Block.check) -> run-time codes.
 _FAIL_CODES = {1: 100, 2: 101, 3: 100}
 
@@ -101,7 +100,6 @@ class ModuleEmitter:
         return f"@{name}"
 
     def add_check(self, message: str, exception: type | None = None) -> int:
-        self._helpers.setdefault(_FAIL, _FAIL_DECL)
         self.checks.append(message)
         if exception is not None:
             self.check_exceptions[len(self.checks) - 1] = exception
@@ -345,21 +343,18 @@ class Block:
               code: int = 1, exception: type | None = None) -> None:
         """Fails the call with `message` when the ``i1`` `bad` is true.
 
-        The failure ends the call at once (the run-time library's
-        ``__mlir_scan_fail``); :mod:`mlir_scan.builder.function` raises `message`
+        Emits ``scan.check``: the failure ends the call at once (the run-time
+        library's ``__mlir_scan_fail``), so the ops emitted after the check
+        may assume that `bad` is false (no clamping of the sizes a check
+        guards). :mod:`mlir_scan.builder.function` raises `message`
         (`code` 2: ``IndexError``, else ``ValueError``; `exception`, when
         given, is the class raised instead). `have` and `need` (``index``
         values) fill ``{have}``/``{need}`` in the message.
         """
         check_id = self.module.add_check(message, exception)
-        then = self.child(inherit=True)
-        args = [then.i64(_FAIL_CODES[code]), then.i64(check_id)]
-        for v in (have, need):
-            args.append(then.from_index(v) if v is not None else then.i64(0))
-        then.stmt(f"func.call @{_FAIL}({', '.join(args)}) : (i64, i64, i64, i64) -> ()")
-        self.stmt(f"scf.if {bad} {{")
-        self.lines.extend(then.lines)
-        self.stmt("}")
+        have = have if have is not None else self.index(0)
+        need = need if need is not None else self.index(0)
+        self.stmt(f"scan.check {bad} code {_FAIL_CODES[code]} id {check_id} ({have}, {need} : index, index)")
 
     def if_else(self, cond: str, then_fn: Callable[["Block"], str], else_fn: Callable[["Block"], str],
                 result_type: str, hint: str = "if") -> str:
@@ -480,16 +475,14 @@ class Block:
         dimensions when no operand has them (e.g. filling a new tensor).
 
         Dimensions that must agree but are only known at run time are
-        checked: a mismatch records an error (raised after the call) and the
-        operands are clipped to the smallest size, so nothing is read or
-        written out of bounds.
+        checked (``scan.check``): a mismatch ends the call before the
+        ``linalg.generic`` runs.
         """
         if out_type.ndim == 0:
             return body(self, [s for s, _ in operands])
         rank = out_type.ndim
         operands = list(operands)
         final_dims: list[str] = []
-        clip: dict[int, dict[int, str]] = {}  # operand -> {dim: size}
         for i, size in enumerate(out_type.shape):
             cands = []
             for j, (_, t) in enumerate(operands):
@@ -510,35 +503,11 @@ class Block:
             unsure = [(j, k) for j, k, s in cands if s is None or ref_static is None]
             if not unsure:
                 continue
-            smallest = ref
             for j, k in unsure:
                 have = self.dim(operands[j][0], operands[j][1], k)
                 bad = self.icmp("ne", have, ref)
                 self.check(bad, f"{what}: shapes do not match: size {{have}} != {{need}} along dimension {i} "
                            "(only dimensions of static size 1 broadcast)", have, ref)
-                smallest = self.iop("minsi", smallest, have)
-            for j, k, _ in cands:
-                clip.setdefault(j, {})[k] = smallest
-        for j, dims in clip.items():
-            ssa, t = operands[j]
-            if 0 in t.shape:
-                # Statically empty: nothing to clip (and MLIR rejects any slice of it);
-                # a size mismatch has failed the call above.
-                continue
-            sizes, shape = [], []
-            for k in range(t.ndim):
-                if k in dims:
-                    sizes.append(dims[k])
-                    shape.append(None)
-                else:
-                    sizes.append(str(t.shape[k]) if t.shape[k] is not None else self.dim(ssa, t, k))
-                    shape.append(t.shape[k])
-            new_t = TensorType(t.dtype, tuple(shape))
-            zeros = ", ".join("0" for _ in range(t.ndim))
-            ones = ", ".join("1" for _ in range(t.ndim))
-            sliced = self.op(f"tensor.extract_slice {ssa}[{zeros}] [{', '.join(sizes)}] [{ones}] : "
-                             f"{t.mlir} to {new_t.mlir}", "clip")
-            operands[j] = (sliced, new_t)
         ins = []
         for ssa, t in operands:
             if t.ndim == 0:

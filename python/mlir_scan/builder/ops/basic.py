@@ -195,8 +195,8 @@ class Dot(Op):
         if y.dtype != dt:
             ys, yt = _cast_tensor(b, ys, yt, dt), yt.with_dtype(dt)
         zero = b.const(0, dt) if not is_float(dt) else b.const(0.0, dt)
-        # The contracted dimensions must agree at run time; a mismatch would
-        # read out of bounds, so the contraction is skipped (zeros) then.
+        # The contracted dimensions must agree at run time: a mismatch ends
+        # the call (scan.check) before the contraction could read out of bounds.
         kx = b.dim(xs, xt, xt.ndim - 1)
         ky = b.dim(ys, yt, 0 if yt.ndim == 1 else yt.ndim - 2)
         bad = b.icmp("ne", kx, ky)
@@ -215,33 +215,24 @@ class Dot(Op):
         else:
             init = b.filled(out, dims, zero)
             acc_t = out.mlir
-        ok = b.op(f"arith.xori {bad}, {b.const(True, 'bool')} : i1")
-        res = b.module.fresh("dot")
-        b.stmt(f"{res} = scf.if {ok} -> ({acc_t}) {{")
-        inner = b.child(inherit=True)
         if xt.ndim == 1 and yt.ndim == 1:
-            r = inner.op(f"linalg.dot ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+            r = b.op(f"linalg.dot ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         elif xt.ndim == 2 and yt.ndim == 1:
-            r = inner.op(f"linalg.matvec ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+            r = b.op(f"linalg.matvec ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         elif xt.ndim == 1 and yt.ndim == 2:
-            r = inner.op(f"linalg.vecmat ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+            r = b.op(f"linalg.vecmat ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         elif xt.ndim == 2 and yt.ndim == 2 and _transposed_source(b, x, dt) is not None:
             # x.T @ y: a contraction reading x's source in place (no transposed copy).
             src, src_t = _transposed_source(b, x, dt)
-            r = inner.generic([(src, src_t, "(d2, d0)"), (ys, yt, "(d2, d1)")], [(init, out, "(d0, d1)")],
+            r = b.generic([(src, src_t, "(d2, d0)"), (ys, yt, "(d2, d1)")], [(init, out, "(d0, d1)")],
                               ["parallel", "parallel", "reduction"], _mul_add_body(dt))[0]
         elif xt.ndim == 2 and yt.ndim == 2:
-            r = inner.op(f"linalg.matmul ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+            r = b.op(f"linalg.matmul ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         else:
             r = _generic_dot(inner, xs, xt, ys, yt, init, out)
-        inner.stmt(f"scf.yield {r} : {acc_t}")
-        b.lines.extend(inner.lines)
-        b.stmt("} else {")
-        b.stmt(f"  scf.yield {init} : {acc_t}")
-        b.stmt("}")
         if out.ndim == 0:
-            return [b.op(f"tensor.extract {res}[] : {acc_t}")]
-        return [res]
+            return [b.op(f"tensor.extract {r}[] : {acc_t}")]
+        return [r]
 
     def L_op(self, node, output_grads):
         (g,) = output_grads
@@ -610,7 +601,6 @@ class Join(Op):
         acc = b.empty(out, dims)
         for k, (s, t) in enumerate(pieces):
             sizes = []
-            ok = None
             for d in range(out.ndim):
                 if t.shape[d] is not None:
                     # Static sizes are literals: they make the slice's type.
@@ -627,23 +617,12 @@ class Join(Op):
                 bad = b.icmp("ne", have, dims[d])
                 b.check(bad, f"concatenate: tensor #{k} has size {{have}} along dimension {d}, expected {{need}}",
                         have, dims[d])
-                good = b.op(f"arith.xori {bad}, {b.const(True, 'bool')} : i1")
-                ok = good if ok is None else b.op(f"arith.andi {ok}, {good} : i1")
             offs = [offsets[k] if d == self.axis else b.index(0) for d in range(out.ndim)]
             ones = [b.index(1)] * out.ndim
             insert = (f"tensor.insert_slice {s} into {acc}[{', '.join(offs)}] [{', '.join(sizes)}] "
                       f"[{', '.join(ones)}] : {t.mlir} into {out.mlir}")
-            if ok is None:
-                acc = b.op(insert, "cat")
-            else:
-                res = b.module.fresh("cat")
-                b.stmt(f"{res} = scf.if {ok} -> ({out.mlir}) {{")
-                inner = b.child(inherit=True)
-                r = inner.op(insert, "cat")
-                inner.stmt(f"scf.yield {r} : {out.mlir}")
-                b.lines.extend(inner.lines)
-                b.stmt(f"}} else {{\n  scf.yield {acc} : {out.mlir}\n}}")
-                acc = res
+            # (a size mismatch has ended the call above)
+            acc = b.op(insert, "cat")
         return [acc]
 
     def L_op(self, node, output_grads):

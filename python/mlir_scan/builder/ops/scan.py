@@ -336,7 +336,6 @@ class ScanOp(Op):
         # loop where the output's size is known outside (no step runs if not).
         inits = mitsots + sitsots
         init_vars = list(groups["mitsot"]) + list(groups["sitsot"])
-        any_bad = None
         sd_it = iter(zip(state_dims, groups["state_dims"]))
         for out_idx, d, hoisted, message in self.state_checks:
             if not hoisted:
@@ -347,10 +346,6 @@ class ScanOp(Op):
             need = b.dim(inits[out_idx], init_t, d + (1 if out_idx < self.n_mitsot else 0))
             bad = b.icmp("ne", have, need)
             b.check(bad, message, have, need)
-            any_bad = bad if any_bad is None else b.op(f"arith.ori {any_bad}, {bad} : i1")
-        if any_bad is not None:
-            n_index = b.select(any_bad, b.index(0), n_index, "index")
-            n_static = None
 
         # Nitsots with dynamic rows become sitsots with a zero init.
         n_mm = self.n_mitmot_outs
@@ -420,25 +415,12 @@ class ScanOp(Op):
             ssa = region.value(var)
             guards = [(d, msg) for o, d, hoisted, msg in self.state_checks if o == idx and not hoisted]
             if guards and ref is not None:
-                # The size is only known inside the loop: check every step and
-                # keep the previous state on a mismatch (never write out of bounds).
-                ok = None
+                # The size is only known inside the loop: check every step (a
+                # mismatch ends the call before the row is stored).
                 for d, msg in guards:
                     have = region.dim(ssa, var.type, d)
                     need = region.dim(ref, want, d)
-                    bad = region.icmp("ne", have, need)
-                    region.check(bad, msg, have, need)
-                    good = region.op(f"arith.xori {bad}, {region.const(True, 'bool')} : i1")
-                    ok = good if ok is None else region.op(f"arith.andi {ok}, {good} : i1")
-                res = b.module.fresh("guard")
-                then = region.child(inherit=True)
-                cast = then.tensor_cast(ssa, var.type, want)
-                then.stmt(f"scf.yield {cast} : {want.mlir}")
-                region.stmt(f"{res} = scf.if {ok} -> ({want.mlir}) {{")
-                region.lines.extend(then.lines)
-                region.stmt(f"}} else {{\n  scf.yield {ref} : {want.mlir}\n}}")
-                yields.append((res, want.mlir))
-                return
+                    region.check(region.icmp("ne", have, need), msg, have, need)
             if var.ndim:
                 ssa = region.tensor_cast(ssa, var.type, want)
             yields.append((ssa, want.mlir))

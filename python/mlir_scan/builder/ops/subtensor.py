@@ -453,7 +453,8 @@ class IncSubtensor(_IndexOp):
         t = DTYPES[dt]
         add = "ori" if dt == "bool" else ("addf" if is_float(dt) else "addi")
 
-        bad_index = _any_bad(b, dims)
+        # A failed check (an index out of bounds, a value of the wrong shape)
+        # ends the call: past the checks, the write is in bounds.
         if all(di.kind == "i" for di in dims):
             idx = ", ".join(di.index for di in dims)
             if yt.ndim:
@@ -470,17 +471,10 @@ class IncSubtensor(_IndexOp):
                     w = bb.op(f"arith.{add} {old}, {v} : {t}")
                 return bb.op(f"tensor.insert {w} into {xs}[{idx}] : {xt.mlir}", "set")
 
-            if bad_index is None:
-                return [write(b)]
-            return [b.if_else(bad_index, lambda bb: xs, write, xt.mlir, "set")]
+            return [write(b)]
 
         rt = _result_type(xt, dims)
         sizes = [_as_ssa(b, di.size) for di in dims if di.kind != "i"]
-        # The value must broadcast to the subtensor and the indices be in
-        # bounds; otherwise nothing is written.
-        ok = None
-        if bad_index is not None:
-            ok = b.op(f"arith.xori {bad_index}, {b.const(True, 'bool')} : i1")
         for k, size in enumerate(yt.shape):
             if size == 1:
                 continue
@@ -489,10 +483,8 @@ class IncSubtensor(_IndexOp):
             bad = b.icmp("ne", have, sizes[p])
             b.check(bad, f"{what}: the value has size {{have}} along dimension {k} but the subtensor has {{need}}",
                     have, sizes[p])
-            good = b.op(f"arith.xori {bad}, {b.const(True, 'bool')} : i1")
-            ok = good if ok is None else b.op(f"arith.andi {ok}, {good} : i1")
 
-        body_b = b if ok is None else b.child(inherit=True)
+        body_b = b
         # Positive strides for the write; flipped dimensions get a reversed value.
         pos_dims, reverse = [], {}
         p = 0
@@ -537,15 +529,7 @@ class IncSubtensor(_IndexOp):
             val = body_b.elementwise(slice_t, [(old, slice_t), (val, slice_t)],
                                      lambda bb, args: bb.op(f"arith.{add} {args[0]}, {args[1]} : {t}"))
         ins = f"tensor.insert_slice {val} into {xs}[{offs}] [{szs}] [{strides}] : {slice_t.mlir} into {xt.mlir}"
-        if ok is None:
-            return [b.op(ins, "set")]
-        res = b.module.fresh("set")
-        r = body_b.op(ins, "set")
-        body_b.stmt(f"scf.yield {r} : {xt.mlir}")
-        b.stmt(f"{res} = scf.if {ok} -> ({xt.mlir}) {{")
-        b.lines.extend(body_b.lines)
-        b.stmt(f"}} else {{\n  scf.yield {xs} : {xt.mlir}\n}}")
-        return [res]
+        return [b.op(ins, "set")]
 
     def L_op(self, node, output_grads):
         (g,) = output_grads
