@@ -257,3 +257,55 @@ func.func @dead_user(%n: index, %xs: tensor<?xi32>, %s0: i32, %t0: i32) -> (tens
   } -> (tensor<?xi32>, tensor<?xi32>)
   return %r0, %r1 : tensor<?xi32>, tensor<?xi32>
 }
+
+// Rows of dynamic size: the destination of U·x_t is a fill of a
+// tensor.empty whose size is a non-sequence; batched, it is an empty of
+// n_steps rows of that size.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         %[[E:.*]] = tensor.empty(%{{.*}}, %arg4) : tensor<?x?xf64>
+// CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : f64) outs(%[[E]] : tensor<?x?xf64>)
+// CHECK:         %[[UX:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %arg3 : tensor<?x?xf64>, tensor<?x?xf64>) outs(%[[F]] : tensor<?x?xf64>)
+// CHECK:         scan.scan steps(%arg0)
+// CHECK-NEXT:      sequences(%arg1 : tensor<?x?xf64>, %[[UX]] : tensor<?x?xf64>)
+// CHECK-NOT:       linalg.vecmat
+// CHECK:           scan.yield
+func.func @dynamic_rows(%n: index, %xs: tensor<?x?xf64>, %h0: tensor<?xf64>, %u: tensor<?x?xf64>, %m: index) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) sitsot(%h0 : tensor<?xf64>) nonsequences(%u, %m : tensor<?x?xf64>, index) {
+  ^bb0(%x: tensor<?xf64>, %h: tensor<?xf64>, %uu: tensor<?x?xf64>, %mm: index):
+    %zero = arith.constant 0.0 : f64
+    %e = tensor.empty(%mm) : tensor<?xf64>
+    %f = linalg.fill ins(%zero : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+    %ux = linalg.vecmat ins(%x, %uu : tensor<?xf64>, tensor<?x?xf64>) outs(%f : tensor<?xf64>) -> tensor<?xf64>
+    %y = arith.addf %h, %ux : tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+
+// NEGATIVE: behind a check that stays in the loop (it reads the state), the
+// contraction may rely on it and stays; so does the elementwise op after it.
+// The scalar multiply before the check does not rely on it and leaves.
+// CHECK-LABEL: func.func @behind_variant_check
+// CHECK:         %[[X2:.*]] = linalg.generic
+// CHECK:         scan.scan steps(%arg0)
+// CHECK-NEXT:      sequences(%arg1 : tensor<?x?xf64>, %[[X2]] : tensor<?x?xf64>)
+// CHECK:           scan.check
+// CHECK:           linalg.vecmat
+func.func @behind_variant_check(%n: index, %xs: tensor<?x?xf64>, %h0: tensor<?xf64>, %u: tensor<?x?xf64>, %m: index) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) sitsot(%h0 : tensor<?xf64>) nonsequences(%u, %m : tensor<?x?xf64>, index) {
+  ^bb0(%x: tensor<?xf64>, %h: tensor<?xf64>, %uu: tensor<?x?xf64>, %mm: index):
+    %x2 = arith.mulf %x, %x : tensor<?xf64>
+    %c0 = arith.constant 0 : index
+    %first = tensor.extract %h[%c0] : tensor<?xf64>
+    %big = arith.constant 1.0e6 : f64
+    %huge = arith.cmpf ogt, %first, %big : f64
+    scan.check %huge code 100 id 0 (%c0, %c0 : index, index)
+    %zero = arith.constant 0.0 : f64
+    %e = tensor.empty(%mm) : tensor<?xf64>
+    %f = linalg.fill ins(%zero : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+    %ux = linalg.vecmat ins(%x2, %uu : tensor<?xf64>, tensor<?x?xf64>) outs(%f : tensor<?xf64>) -> tensor<?xf64>
+    %y = arith.addf %h, %ux : tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}

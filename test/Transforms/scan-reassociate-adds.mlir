@@ -74,3 +74,56 @@ func.func @overflow_flags(%n: index, %xs: tensor<?xi32>, %s0: i32, %c: i32) -> t
   } -> (tensor<?xi32>)
   return %r : tensor<?xi32>
 }
+
+// A sum inside an elementwise linalg.generic (the graph builder fuses
+// tanh(h·W + x·U + b) into one loop): (wh + ux) + b, with ux a sequence row
+// and b a non-sequence, is split; ux + b becomes a generic of its own and
+// the inputs the loop no longer reads are dropped.
+// CHECK-LABEL: func.func @generic_sum
+// CHECK:         scan.scan
+// CHECK:         ^bb0(%[[X:.*]]: tensor<?xf64>, %[[H:.*]]: tensor<?xf64>, %[[B:.*]]: tensor<?xf64>, %{{.*}}: index):
+// CHECK:           %[[E:.*]] = tensor.empty
+// CHECK:           %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[B]] : tensor<?xf64>, tensor<?xf64>)
+// CHECK-NEXT:      ^bb0(%[[I0:.*]]: f64, %[[I1:.*]]: f64, %{{.*}}: f64):
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[I0]], %[[I1]] : f64
+// CHECK-NEXT:        linalg.yield %[[S]] : f64
+// CHECK:           linalg.generic {{.*}} ins(%[[H]], %[[XB]] : tensor<?xf64>, tensor<?xf64>)
+// CHECK-NEXT:      ^bb0(%[[J0:.*]]: f64, %[[J1:.*]]: f64, %{{.*}}: f64):
+// CHECK-NEXT:        %[[T:.*]] = arith.addf %[[J0]], %[[J1]] : f64
+// CHECK-NEXT:        math.tanh %[[T]] : f64
+func.func @generic_sum(%n: index, %xs: tensor<?x?xf64>, %h0: tensor<?xf64>, %b: tensor<?xf64>, %m: index) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) sitsot(%h0 : tensor<?xf64>) nonsequences(%b, %m : tensor<?xf64>, index) {
+  ^bb0(%x: tensor<?xf64>, %h: tensor<?xf64>, %bb: tensor<?xf64>, %mm: index):
+    %e = tensor.empty(%mm) : tensor<?xf64>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%h, %x, %bb : tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) outs(%e : tensor<?xf64>) {
+    ^bb0(%a: f64, %c: f64, %d: f64, %o: f64):
+      %0 = arith.addf %a, %c : f64
+      %1 = arith.addf %0, %d : f64
+      %2 = math.tanh %1 : f64
+      linalg.yield %2 : f64
+    } -> tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+
+// NEGATIVE: the sum reads the init (the destination's values): not split.
+// CHECK-LABEL: func.func @generic_reads_init
+// CHECK:           linalg.generic
+// CHECK-NOT:       linalg.generic
+// CHECK:           scan.yield
+func.func @generic_reads_init(%n: index, %xs: tensor<?x?xf64>, %h0: tensor<?xf64>, %b: tensor<?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) sitsot(%h0 : tensor<?xf64>) nonsequences(%b : tensor<?xf64>) {
+  ^bb0(%x: tensor<?xf64>, %h: tensor<?xf64>, %bb: tensor<?xf64>):
+    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%x, %bb : tensor<?xf64>, tensor<?xf64>) outs(%h : tensor<?xf64>) {
+    ^bb0(%c: f64, %d: f64, %o: f64):
+      %0 = arith.addf %o, %c : f64
+      %1 = arith.addf %0, %d : f64
+      linalg.yield %1 : f64
+    } -> tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}

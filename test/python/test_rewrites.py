@@ -147,6 +147,10 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "invariant_region_op": [(4, 1.0, True, 0.5, 0.25), (4, 1.0, False, 0.5, 0.25)],
         "result_less_pure_op": [(3, 2.0, True)],
         "dead_user": [(4, 1.0, 0.5)],
+        "invariant_check": [(4, f64(4, 3), f64(3), f64(3)), (0, f64(0, 3), f64(3), f64(3))],
+        "variant_check_stays": [(5, 0.5, 0.25, 3)],
+        "guarded_contraction": [(4, f64(3), f64(3, 2), f64(2)), (0, f64(3), f64(3, 2), f64(2))],
+        "contraction_behind_variant_check": [(4, f64(3), f64(3, 2), f64(2))],
     }),
     "scan-push-out-seq.mlir": ("scan-push-out-seq", {
         "scalar_elementwise": [(5, f64(5), 0.5), (3, f64(7), 0.0), (0, f64(0), 1.0)],
@@ -158,6 +162,8 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
                                 (4, f64(4), f64(4), f64(2), 0.5)],
         "select_scalar_condition": [(5, np.array([True, False, False, True, True]), f64(4), f64(4))],
         "state_destination": [(4, f64(4, 2), f64(2), f64(2, 2))],
+        "dynamic_rows": [(4, f64(5, 3), f64(2), f64(3, 2), 2), (0, f64(2, 3), f64(2), f64(3, 2), 2)],
+        "behind_variant_check": [(4, f64(4, 3), f64(2), f64(3, 2), 2)],
         "dead_user": [(5, i32(5), I32(1), I32(2))],
     }),
     "scan-push-out-output.mlir": ("scan-push-out-output", {
@@ -212,8 +218,45 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "ints": [(ints(5), I64(1), I64(3), 5)],
         "kept": [(f64(4), 0.5, -0.5, 4)],
         "overflow_flags": [(4, i32(4), I32(1), I32(2))],
+        "generic_sum": [(4, f64(4, 3), f64(3), f64(3), 3), (0, f64(0, 3), f64(3), f64(3), 3)],
+        "generic_reads_init": [(3, f64(3, 2), f64(2), f64(2))],
     }),
 }
+
+#: Failing scan.check ops (lit functions, arguments, the id of the check that
+#: must fail, None: no check fails): every configuration reports the same
+#: check as the program without rewrites, and a scan that runs no step
+#: fails nowhere (its hoisted checks are guarded by n_steps > 0).
+CHECK_FAILURES: list[tuple[str, str, tuple, int | None]] = [
+    ("scan-push-out-non-seq.mlir", "invariant_check", (4, f64(4, 3), f64(3), f64(2)), 0),
+    ("scan-push-out-non-seq.mlir", "invariant_check", (4, f64(4, 2), f64(3), f64(3)), 1),
+    ("scan-push-out-non-seq.mlir", "invariant_check", (4, f64(4, 2), f64(3), f64(2)), 0),
+    ("scan-push-out-non-seq.mlir", "invariant_check", (0, f64(0, 2), f64(3), f64(2)), None),
+    ("scan-push-out-non-seq.mlir", "variant_check_stays", (5, 2e6, 0.25, 3), 0),
+    ("scan-push-out-non-seq.mlir", "variant_check_stays", (5, 0.5, 0.25, -1), 1),
+    ("scan-push-out-non-seq.mlir", "variant_check_stays", (5, 2e6, 0.25, -1), 0),
+    ("scan-push-out-non-seq.mlir", "guarded_contraction", (3, f64(3), f64(3, 2), f64(4)), 0),
+    ("scan-push-out-non-seq.mlir", "guarded_contraction", (0, f64(3), f64(3, 2), f64(4)), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,args,check", CHECK_FAILURES,
+                         ids=[f"{f}-{i}" for i, (_, f, _, _) in enumerate(CHECK_FAILURES)])
+def test_checks_fail_as_without_rewrites(name: str, fn: str, args: tuple, check: int | None):
+    flag = CASES[name][0]
+    source = lit_source(name)
+    if check is None:
+        expected = reference.run(source, fn, *args)
+        for config in configs(flag):
+            assert_same(getattr(compiled(name, config), fn)(*args), expected, f"@{fn} [{config}]")
+        return
+    with pytest.raises(ValueError, match=rf"check {check} failed"):
+        reference.run(source, fn, *args)
+    for config in configs(flag):
+        with pytest.raises(ValueError, match=rf"run-time check #{check} failed") as info:
+            getattr(compiled(name, config), fn)(*args)
+        assert info.value.scan_check.check == check, config
+
 
 #: Too-short inputs: ValueError from every configuration (the rewrites keep
 #: the scan's run-time checks, with the user's lengths).

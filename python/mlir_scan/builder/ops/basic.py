@@ -225,11 +225,11 @@ class Dot(Op):
             # x.T @ y: a contraction reading x's source in place (no transposed copy).
             src, src_t = _transposed_source(b, x, dt)
             r = b.generic([(src, src_t, "(d2, d0)"), (ys, yt, "(d2, d1)")], [(init, out, "(d0, d1)")],
-                              ["parallel", "parallel", "reduction"], _mul_add_body(dt))[0]
+                          ["parallel", "parallel", "reduction"], _mul_add_body(dt))[0]
         elif xt.ndim == 2 and yt.ndim == 2:
             r = b.op(f"linalg.matmul ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         else:
-            r = _generic_dot(inner, xs, xt, ys, yt, init, out)
+            r = _generic_dot(b, xs, xt, ys, yt, init, out)
         if out.ndim == 0:
             return [b.op(f"tensor.extract {r}[] : {acc_t}")]
         return [r]
