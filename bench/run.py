@@ -233,6 +233,7 @@ def main() -> None:
     parser.add_argument("--json", help="write the records to this file")
     parser.add_argument("--plot", help="write a bar chart to this PNG file")
     parser.add_argument("--only", help="run only workloads whose name contains this")
+    parser.add_argument("--skip", help="skip workloads whose name contains this")
     parser.add_argument("--impls", help="comma-separated implementations (default: all)")
     parser.add_argument("--memory", action="store_true", help="also measure peak memory: W1 for k up to 10^6, W6 (plain and scan_checkpoints)")
     args = parser.parse_args()
@@ -242,12 +243,16 @@ def main() -> None:
     variants = []
     for dtype in dtypes:
         for make in workloads.ALL:
-            if make in (workloads.w5_rnn, workloads.w6_rnn_grad):
+            if make is workloads.w5_rnn:
+                variants += [make(dtype, args.quick, hidden=h) for h in (128, 512, 1024)]
+            elif make is workloads.w6_rnn_grad:
                 variants += [make(dtype, args.quick, hidden=h) for h in (128, 512)]
             else:
                 variants.append(make(dtype, args.quick))
     if args.only:
         variants = [w for w in variants if args.only in w.name]
+    if args.skip:
+        variants = [w for w in variants if args.skip not in w.name]
 
     print(f"machine: {os.cpu_count()} cores, numpy {np.__version__}", file=sys.stderr)
     records = []

@@ -4,6 +4,10 @@
 // forces one-shot-bufferize to copy that input (a read-only sequence row, a
 // state row) before writing it. A fresh `tensor.empty` destination can
 // instead become the scan's output row through eliminate-empty-tensors.
+// Conversely, an elementwise op with a fresh destination that reads a
+// temporary only it uses (`tanh(h·W + u)`: the matvec's result) writes into
+// that temporary instead, so that the temporary's own producer can write the
+// output row (no buffer per step for the matvec).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +103,33 @@ struct ScanFreshElementwiseInitsPass
         ++numReplaced;
       }
     });
+    getOperation().walk([&](linalg::GenericOp op) { reuseTemporary(op); });
+  }
+
+  /// Makes a temporary input of `op` its destination (see the file comment)
+  /// when `op` is elementwise, does not read its destination, which is a
+  /// `tensor.empty`, and the input has the destination's type and indexing
+  /// map and is computed by a destination-style op for `op` alone.
+  void reuseTemporary(linalg::GenericOp op) {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+        op.getNumParallelLoops() != op.getNumLoops())
+      return;
+    OpOperand *init = op.getDpsInitOperand(0);
+    if (op.payloadUsesValueFromOperand(init) ||
+        !init->get().getDefiningOp<tensor::EmptyOp>())
+      return;
+    AffineMap initMap = op.getMatchingIndexingMap(init);
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value v = input->get();
+      if (v.getType() != init->get().getType() ||
+          op.getMatchingIndexingMap(input) != initMap || !reusable(v, op) ||
+          isa<tensor::EmptyOp>(v.getDefiningOp()))
+        continue;
+      IRRewriter rewriter(op);
+      rewriter.modifyOpInPlace(op, [&] { init->set(v); });
+      ++numReused;
+      return;
+    }
   }
 };
 

@@ -36,12 +36,20 @@ def test_every_workload_has_a_small_size():
 @pytest.mark.parametrize("make", workloads.ALL, ids=lambda m: m.__name__)
 def test_mlir_scan_matches_numpy_loop(make, dtype):
     w = make(dtype, True, **SMALL[make.__name__])
-    # (workloads built with the Theano API, such as W6, have no "nochecks" build)
-    impls = ["mlir-scan"] + [i for i in ("mlir-scan-nochecks",) if i in w.builders] + ["numpy-loop"]
+    # (workloads built with the Theano API, such as W6, have no "nochecks" build;
+    # "mlir-scan-api" is the workload written with the Theano API, as a user would)
+    impls = ["mlir-scan"] + [i for i in ("mlir-scan-api", "mlir-scan-nochecks") if i in w.builders] + ["numpy-loop"]
     records = run.run_workload(w, impls, quick=True)
     assert [r["impl"] for r in records] == impls, records
     assert all(r["correct"] for r in records), records
     assert all(r["run_s"] > 0 and r["compile_s"] > 0 for r in records)
+
+
+def test_every_hand_written_workload_has_an_api_build():
+    for make in workloads.ALL:
+        w = make(np.float64, True, **SMALL[make.__name__])
+        if "mlir-scan-nochecks" in w.builders:  # hand-written IR
+            assert "mlir-scan-api" in w.builders, w.name
 
 
 def test_matches_rejects_a_wrong_result():

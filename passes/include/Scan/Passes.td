@@ -755,10 +755,26 @@ def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::fu
     (or `linalg.fill` of one) destination that several ops share: shared,
     one copy would become an output row and the other ops would write that
     same row.
+
+    Last, the converse: an all-parallel op with one `tensor.empty`
+    destination it never reads, and an input of the same type and indexing
+    map that is such an intermediate (the graph builder's fused
+    `tanh(h·W + u)` reads the matvec's result), gets that input as its
+    destination. The intermediate's producer (the matvec) then writes the
+    output row, and the elementwise op updates it in place: no buffer per
+    step for the intermediate.
+
+    ```mlir
+    %mv = linalg.vecmat ins(%h, %w : ...) outs(%fill : tensor<?xf64>) -> tensor<?xf64>
+    %y = linalg.generic {...} ins(%mv, %u : ...) outs(%empty : tensor<?xf64>) {...}
+    // becomes
+    %y = linalg.generic {...} ins(%mv, %u : ...) outs(%mv : tensor<?xf64>) {...}
+    ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
   let statistics = [
-    Statistic<"numReplaced", "replaced-inits", "Number of destinations replaced by tensor.empty">
+    Statistic<"numReplaced", "replaced-inits", "Number of destinations replaced by tensor.empty">,
+    Statistic<"numReused", "reused-inputs", "Number of fresh destinations replaced by a temporary input">
   ];
 }
 
