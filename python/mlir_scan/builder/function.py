@@ -259,6 +259,9 @@ class Function:
             static = None if all(d is None for d in v.type.shape) else v.type.shape
             bounds = (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)) if dtype.kind in "iu" else None
             self._exact.append((dtype, v.ndim, static, bounds))
+        #: Calls of a function without shared variables or updates whose
+        #: arguments need no conversion go straight to the native code.
+        self._plain = bool(self.outputs) and not (self.shared or self.updates or self._in_updates or self._none)
 
     # -- MLIR ---------------------------------------------------------------------------
     def _emit(self) -> tuple[str, list[str], dict[int, type]]:
@@ -285,6 +288,11 @@ class Function:
 
     # -- calls ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._plain and not kwargs and len(args) == len(self.inputs) and self._all_exact(args):
+            raw = self._invoke(args)
+            if self._single:
+                return np.asarray(raw)
+            return [np.asarray(r) for r in (raw if len(self.outputs) > 1 else (raw,))]
         if kwargs or len(args) != len(self.inputs):
             args = self._complete_arguments(args, kwargs)
         values = []
@@ -309,13 +317,7 @@ class Function:
         for s in self.shared:
             value = s.get_value(borrow=True)
             values.append(value[()] if value.ndim == 0 else value)
-        try:
-            raw = self._fn(*values)
-        except (ValueError, IndexError) as exc:
-            failure = getattr(exc, "scan_check", None)
-            if failure is None:
-                raise  # a scan's own check (n_steps, sequence lengths...)
-            raise self._check_error(type(exc), failure) from None
+        raw = self._invoke(values)
         n_out, n_upd = len(self.outputs), len(self.updates)
         n = n_out + n_upd + len(self._in_updates)
         if n == 0:
@@ -332,6 +334,32 @@ class Function:
         if self._single:
             return outs[0]
         return outs
+
+    def _all_exact(self, args: tuple) -> bool:
+        """Whether every argument can be passed to the native code as it is: an
+        ndarray of the input's dtype, rank and static sizes, or a scalar of the
+        input's exact NumPy type (or a Python float/int where it fits)."""
+        for a, (dtype, ndim, shape, bounds), strict in zip(args, self._exact, self._strict):
+            kind = type(a)
+            if ndim:
+                if not (kind is np.ndarray and a.dtype == dtype and a.ndim == ndim and (
+                        shape is None or all(w is None or w == h for w, h in zip(shape, a.shape)))):
+                    return False
+            elif strict or not (kind is dtype.type or (
+                    kind is float and dtype.kind == "f" and dtype.itemsize == 8) or (
+                    kind is int and bounds is not None and bounds[0] <= a <= bounds[1])):
+                return False
+        return True
+
+    def _invoke(self, values: Sequence[Any]) -> Any:
+        """Calls the native code; a failed check of the builder raises its message."""
+        try:
+            return self._fn(*values)
+        except (ValueError, IndexError) as exc:
+            failure = getattr(exc, "scan_check", None)
+            if failure is None:
+                raise  # a scan's own check (n_steps, sequence lengths...)
+            raise self._check_error(type(exc), failure) from None
 
     def _complete_arguments(self, args: tuple, kwargs: dict) -> tuple:
         """The positional arguments of a call: keywords placed, defaults filled in."""
