@@ -356,12 +356,17 @@ func.func @empty_groups(%n: index, %w: f32) {
   return
 }
 
-// scan.check: condition, code, id, have and need (index or i64).
+// scan.check: condition, code, id, have and need (index or i64), here in a
+// scan body (where the graph builder emits it).
 // CHECK-LABEL: func.func @check
 // CHECK: scan.check %{{.*}} code 100 id 3 (%{{.*}}, %{{.*}} : index, i64)
 // CHECK: scan.check %{{.*}} code 101 id 0 (%{{.*}}, %{{.*}} : i64, index)
-func.func @check(%bad: i1, %a: index, %b: i64) {
-  scan.check %bad code 100 id 3 (%a, %b : index, i64)
-  scan.check %bad code 101 id 0 (%b, %a : i64, index)
-  return
+func.func @check(%n: index, %h0: f64, %bad: i1, %a: index, %b: i64) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : f64) nonsequences(%bad, %a, %b : i1, index, i64) {
+  ^bb0(%h: f64, %c: i1, %x: index, %y: i64):
+    scan.check %c code 100 id 3 (%x, %y : index, i64)
+    scan.check %c code 101 id 0 (%y, %x : i64, index)
+    scan.yield %h : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
 }
