@@ -220,9 +220,17 @@ def ScanPushOutSeq : Pass<"scan-push-out-seq"> {
     over (row, element); linalg ops on tensors (named ones are generalized)
     get a leading parallel row dimension, non-sequence operands being
     broadcast by their indexing maps and `linalg.fill` / `tensor.empty`
-    destinations re-created with the row dimension. So `U·x_t`
+    destinations re-created with the row dimension (their dynamic sizes
+    must be step-invariant values). So `U·x_t`
     (`linalg.vecmat ins(%x_t, %U)`) becomes one matmul-shaped
     `linalg.generic` over all the rows of `xs`.
+
+    An op that may rely on a run-time check (`scan.check`) still in the body
+    before it -- a linalg, tensor or elementwise op on shaped values, whose
+    result is undefined when sizes disagree -- is not batched: it would run
+    on rows of steps whose check has not run. (`scan-push-out-non-seq` first
+    moves the checks of invariant values out of the loop.) When no step
+    runs, no row is batched.
 
     The rows computed are `max(0, min(n_steps, rows left after each tap's
     offset))`, from the end of the sequence with `go_backwards`, so that a
