@@ -7,19 +7,24 @@ the forward step, as in Theano (``reference/*internals*``):
 
 * the forward values a step read are fed back as **sequences**: the forward
   sequences with their taps mirrored, and each recurrent state's rows
-  ``concat(init, outputs)``, tap ``k`` becoming tap ``-k``;
+  ``concat(init, outputs)``, tap ``k`` becoming tap ``-k`` (only the outputs,
+  no concatenated copy, when the step reads nothing but the current row);
 * the gradient of each recurrent state (SITSOT, MITSOT, and MITMOT of a
   forward scan that is itself a gradient) is a **MITMOT** buffer, in reverse
-  row order: in-tap 0 reads the state's complete gradient at this step, and
-  the out-taps ``-k`` add the step's contribution to the rows the step read
-  (their own gradients, complete only when the loop reaches them);
+  row order, that starts as zeros: in-tap 0 reads what later steps added to
+  the state's gradient at this step, to which the step adds the gradient
+  arriving at the output row (a sequence, or one row for all steps); the
+  out-taps ``-k`` add the step's contribution to the rows the step read
+  (their own gradients, complete only when the loop reaches them). (A zero
+  buffer whose final value is unused costs two rows after the lowering.)
 * the gradient of each output without state (NITSOT) is a sequence, and so
   are the forward outputs themselves (the step reads ``tanh(a_t)`` from the
   forward results instead of recomputing the forward step);
 * the gradients of the non-sequences are sums over the steps: terms that are
   outer products of two per-step vectors (``dW += outer(h_{t-1}, da_t)``)
-  leave the loop as one matmul of the two stacked vectors (NITSOT outputs),
-  the other terms accumulate in SITSOT states (only the last row is kept);
+  leave the loop as one matmul of the two stacked vectors (NITSOT outputs, or
+  rows of the forward values read in place through views), the other terms
+  accumulate in SITSOT states (only the last row is kept);
 * the gradients of the sequences are NITSOT outputs, one per tap, added into
   zeros of the sequence's shape after the loop.
 
