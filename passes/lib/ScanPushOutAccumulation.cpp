@@ -213,19 +213,30 @@ Value addedTerm(Value update, Value acc) {
   return {};
 }
 
-/// `acc + col * row` computed by one generic over (row, column).
+/// Whether `v` (in `generic`'s body) is the element of `acc`: an input read
+/// with the identity map, or the output when `acc` is the destination.
+bool isAccumulatorElement(linalg::GenericOp generic, Value v, Value acc) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != generic.getBody())
+    return false;
+  OpOperand *operand = generic.getMatchingOpOperand(arg);
+  return operand->get() == acc &&
+         generic.getMatchingIndexingMap(operand).isIdentity();
+}
+
+/// `acc + col * row` computed by one generic over (row, column): `acc` an
+/// input, or the destination (`outs(acc)`, accumulating into it).
 std::optional<OuterFactors> matchFusedUpdate(linalg::GenericOp generic,
                                              Value acc) {
-  if (generic.getNumDpsInputs() != 3)
+  unsigned inputs = generic.getNumDpsInputs();
+  if (inputs != 3 && !(inputs == 2 && generic.getDpsInits()[0] == acc))
     return std::nullopt;
   Value yielded = yieldedScalar(generic);
   Operation *add = yielded ? yielded.getDefiningOp() : nullptr;
   if (!isAdd(add) || add->getBlock() != generic.getBody())
     return std::nullopt;
   for (unsigned k = 0; k < 2; ++k) {
-    std::optional<unsigned> a = inputArg(generic, add->getOperand(k));
-    if (!a || generic.getDpsInputs()[*a] != acc ||
-        !generic.getIndexingMapsArray()[*a].isIdentity())
+    if (!isAccumulatorElement(generic, add->getOperand(k), acc))
       continue;
     std::optional<OuterFactors> factors =
         matchScalarProduct(generic, add->getOperand(1 - k));

@@ -110,6 +110,26 @@ func.func @fused_update(%n: index, %xs: tensor<?x4xf64>, %ys: tensor<?x3xf64>, %
   return %r : tensor<1x4x3xf64>
 }
 
+// A generic accumulating into the state (outs(acc), acc + x * y).
+// CHECK-LABEL: func.func @generic_into_state
+// CHECK:         %[[R:.*]]:2 = scan.scan
+// CHECK:         } -> (tensor<?x4xf64>, tensor<?x3xf64>)
+// CHECK:         linalg.generic {{.*}} ins(%[[R]]#0, %[[R]]#1 : tensor<?x4xf64>, tensor<?x3xf64>) outs(%arg3 : tensor<4x3xf64>)
+func.func @generic_into_state(%n: index, %xs: tensor<?x4xf64>, %ys: tensor<?x3xf64>, %acc0: tensor<4x3xf64>) -> tensor<1x4x3xf64> {
+  %r = scan.scan steps(%n) sequences(%xs, %ys : tensor<?x4xf64>, tensor<?x3xf64>) sitsot(%acc0 : tensor<4x3xf64>) keep [1] {
+  ^bb0(%x: tensor<4xf64>, %y: tensor<3xf64>, %acc: tensor<4x3xf64>):
+    %next = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                            iterator_types = ["parallel", "parallel"]} ins(%x, %y : tensor<4xf64>, tensor<3xf64>) outs(%acc : tensor<4x3xf64>) {
+    ^bb0(%a: f64, %b: f64, %o: f64):
+      %m = arith.mulf %a, %b : f64
+      %s = arith.addf %o, %m : f64
+      linalg.yield %s : f64
+    } -> tensor<4x3xf64>
+    scan.yield %next : tensor<4x3xf64>
+  } -> (tensor<1x4x3xf64>)
+  return %r : tensor<1x4x3xf64>
+}
+
 // The RNN gradient written as PyTensor's grad produces it, before any
 // push-out: a backward scan whose MITMOT carries the gradient of h and whose
 // sitsot accumulates dW += outer(h_{t-1}, delta_t), delta_t = (dh_t + 1)
