@@ -43,7 +43,7 @@ import numpy as np
 
 from ..graph import Apply, Constant, TensorType, Variable, clone_replace, graph_inputs, is_float
 from .autodiff import SpecifyShape, alloc_to, backprop, elem, retype, zeros_like
-from .basic import AddDotT, Alloc, DimShuffle, Dot, Join
+from .basic import AddDotT, Alloc, Arange, DimShuffle, Dot, Join
 from .elemwise import Elemwise
 from .elemwise import cast
 from .shape import Shape_i, shape_of
@@ -322,6 +322,7 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
     mm_in0: dict[int, Variable] = {}  # state -> placeholder of in-tap 0
     g_rows_seq: dict[int, Variable] = {}  # state -> placeholder of the output gradient row
     g_rows_non: list[tuple[Variable, Variable]] = []  # (outer row, placeholder)
+    step_rows: list = []  # sequences of the forward step index (outer, [(0, placeholder)])
     for s_, d in delta_phs.items():
         row_t = states[s_][5]
         g = g_state_out[s_]
@@ -330,7 +331,24 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
             continue
         acc0 = mm_in0[s_] = _Placeholder(row_t)
         same_row = _row_constant(g)
-        if same_row is None:
+        one_row = _single_row(g) if same_row is None else None
+        if one_row is not None:
+            # Zeros but one row k (the gradient of a cost on hs[k]): the step
+            # adds that row when its forward step is k, and reads no T x S array.
+            k, row = one_row
+            if row.dtype != row_t.dtype:
+                row = cast(row, row_t.dtype)
+            t_ph = _Placeholder(TensorType("int64", ()))
+            step_rows.append((_stack_rows(Arange("int64")(_i64(D), _i64(N), _i64(1)), t_ph.type), [(0, t_ph)]))
+            # k as a forward step: arange(N)[k] (negative k counts from the end; an
+            # index out of bounds is the IndexError the output's gradient raised).
+            k_in = _Placeholder(TensorType("int64", ()))
+            g_rows_non.append((_row(Arange("int64")(_i64(0), _i64(N), _i64(1)), k), k_in))
+            row_in = row if isinstance(row, Constant) else _Placeholder(row.type)
+            if row_in is not row:
+                g_rows_non.append((row, row_in))
+            g_ph = elem("switch", elem("eq", t_ph, k_in), row_in, Constant(np.asarray(0, row_t.dtype)))
+        elif same_row is None:
             g_ph = g_rows_seq[s_] = _Placeholder(row_t)
         else:
             if same_row.dtype != row_t.dtype:
@@ -441,6 +459,7 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         b_mm.append((_stack_rows(RB, row_t), [(r, in_ph[r]) for r in rows_all],
                      [(r, new_val[r]) for r in rows_all]))
 
+    b_seqs.extend(step_rows)
     seq_tap_of = {ph.id: (outer, tap, state_seq_pos.get(q)) for q, (outer, taps) in enumerate(b_seqs)
                   for tap, ph in taps}
     # Non-sequences: their gradients are sums over the steps. A term that is an outer
@@ -603,6 +622,39 @@ def _state_pieces(state, init_rows: Variable, full_out: list, tap: int, N, trunc
         init_part = _rows(init_rows, K - tap, _add(K - tap, n_init))
         pieces.append((split, N, RowsReversed()(_stack_rows(init_part, row_t))))
     return pieces
+
+
+def _single_row(g: Variable):
+    """(k, row) when `g` is zeros with `row` added or set at row ``k`` (an int or an
+    integer scalar): ``inc_subtensor(zeros[k], row)``, the gradient of a cost on
+    one row of a scan's outputs. None otherwise."""
+    node = g.owner
+    while node is not None and isinstance(node.op, SpecifyShape):
+        node = node.inputs[0].owner
+    if node is None or not isinstance(node.op, IncSubtensor) or len(node.op.idx_list) != 1 \
+            or node.op.idx_list[0][0] != "i":
+        return None
+    base, row, *syms = node.inputs
+    if not _is_zeros(base) or row.ndim != g.ndim - 1:
+        return None
+    k = node.op.idx_list[0][1]
+    return (syms[0] if k == "v" else k), row
+
+
+def _is_zeros(v: Variable) -> bool:
+    """`v` is all zeros: ``switch(False, x, 0)`` (the builder's zeros of x's shape) or an
+    ``Alloc`` of a zero constant."""
+    node = v.owner
+    if node is None:
+        return False
+    if isinstance(node.op, Elemwise) and node.op.scalar_op.name == "switch":
+        cond, _, zero = node.inputs
+        return isinstance(cond, Constant) and not np.any(cond.data) and isinstance(zero, Constant) \
+            and not np.any(zero.data)
+    if isinstance(node.op, Alloc):
+        value = node.inputs[0]
+        return isinstance(value, Constant) and not np.any(value.data)
+    return False
 
 
 def _max0(a):
