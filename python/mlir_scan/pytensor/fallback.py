@@ -82,12 +82,13 @@ def compile_node(node: Any) -> Apply:
     return op.make_node(*pt_inputs)
 
 
-def compile_scans(fgraph: Any) -> tuple[list[Apply], list[tuple[Any, str]]]:
+def compile_scans(fgraph: Any) -> tuple[list[Apply], list[tuple[Any, str]], dict]:
     """Replaces the supported Scan nodes of `fgraph` in place.
 
-    Returns the new nodes and, per Scan left to PyTensor, ``(op, reason)``.
+    Returns the new nodes, per Scan left to PyTensor ``(op, reason)``, and
+    the replaced variables (old -> new).
     """
-    new_nodes, left = [], []
+    new_nodes, left, replaced = [], [], {}
     for node in list(fgraph.toposort()):
         if not isinstance(node.op, Scan):
             continue
@@ -97,5 +98,6 @@ def compile_scans(fgraph: Any) -> tuple[list[Apply], list[tuple[Any, str]]]:
             left.append((node.op, str(exc)))
             continue
         fgraph.replace_all(list(zip(node.outputs, new.outputs)), reason="mlir_scan.pytensor")
+        replaced.update(zip(node.outputs, new.outputs))
         new_nodes.append(new)
-    return new_nodes, left
+    return new_nodes, left, replaced

@@ -115,11 +115,12 @@ class MlirScanLinker(JITLinker):
 
     # -- fallback -------------------------------------------------------------------------
     def _fallback(self, reason: Unsupported, input_storage, output_storage, storage_map):
-        new_nodes, left = compile_scans(self.fgraph)
+        new_nodes, left, replaced = compile_scans(self.fgraph)
+        no_recycling = [replaced.get(v, v) for v in self.no_recycling]
         self.whole_graph = False
         self.left_to_pytensor = [(reason.op, str(reason))] + left
         self.ir = "\n".join(n.op.ir for n in new_nodes) or None
         vm = VMLinker(allow_gc=self.allow_gc, use_cloop=False)
-        vm = vm.accept(self.fgraph, self.no_recycling, self.profile)
+        vm = vm.accept(self.fgraph, no_recycling, self.profile)
         vm.accept_var_updates(self.updated_vars)
         return vm.make_all(input_storage=input_storage, output_storage=output_storage, storage_map=storage_map)
