@@ -25,7 +25,7 @@ import pytensor.scalar.math as psm
 from pytensor.graph.basic import Constant as PtConstant
 from pytensor.tensor.elemwise import Elemwise
 
-from .. import tensor as T
+from ..builder import tensor as T
 from .translate import Translator, Unsupported, builder_type, register
 
 __all__ = ["SCALAR_OPS", "scalar_fn"]

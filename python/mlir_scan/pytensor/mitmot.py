@@ -12,6 +12,7 @@ PyTensor).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ..builder.ops.scan import ScanOp
@@ -22,8 +23,6 @@ __all__ = ["translate", "available"]
 
 def available() -> bool:
     """Whether the builder's scan has MITMOT groups."""
-    import inspect
-
     return "mitmot_taps" in inspect.signature(ScanOp.__init__).parameters
 
 

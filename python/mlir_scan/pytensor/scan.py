@@ -47,7 +47,7 @@ from typing import Any
 from pytensor.scan.op import Scan
 from pytensor.tensor.subtensor import Subtensor
 
-from .. import tensor as T
+from ..builder import tensor as T
 from ..builder.graph import Variable
 from ..builder.ops.scan import ScanOp
 from ..builder.scan_module import scan as builder_scan

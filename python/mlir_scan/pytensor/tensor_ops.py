@@ -44,7 +44,7 @@ from pytensor.tensor.math import Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.subtensor import IncSubtensor, Subtensor, indices_from_subtensor
 
-from .. import tensor as T
+from ..builder import tensor as T
 from ..builder.ops.shape import Shape_i as BShape_i
 from ..builder.ops.shape import MakeVector as BMakeVector
 from .translate import Translator, Unsupported, register

@@ -38,7 +38,7 @@ from pytensor.graph.traversal import io_toposort
 from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.type import TensorType as PtTensorType
 
-from .. import tensor as T
+from ..builder import tensor as T
 from ..builder.graph import DTYPES, TensorType, Variable
 
 __all__ = ["Translator", "Unsupported", "TRANSLATORS", "register", "builder_type", "lookup"]
