@@ -45,7 +45,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytensor.scan.op import Scan
-from pytensor.tensor.subtensor import Subtensor
+from pytensor.tensor.basic import Alloc, AllocEmpty
+from pytensor.tensor.subtensor import IncSubtensor, Subtensor, indices_from_subtensor
 
 from ..builder import tensor as T
 from ..builder.graph import Variable
@@ -111,6 +112,31 @@ def _last_rows_only(tr: Translator, pt_out: Any, k: int) -> int:
     return need
 
 
+def _init_rows(tr: Translator, pt_buf: Any, k: int) -> Variable:
+    """The first `k` rows of a state buffer, without the buffer when PyTensor built it.
+
+    PyTensor's ``scan`` makes each state buffer as
+    ``set_subtensor(AllocEmpty(n_steps + k, *row)[:k], init)``: the init rows
+    are then ``init`` broadcast to ``(k, *row)``, and the ``n_steps + k``-row
+    buffer needs no allocation at all.
+    """
+    node = pt_buf.owner
+    if (node is not None and isinstance(node.op, IncSubtensor) and node.op.set_instead_of_inc
+            and isinstance(node.inputs[0].owner and node.inputs[0].owner.op, (Alloc, AllocEmpty))
+            and len(node.op.idx_list) == 1 and isinstance(node.op.idx_list[0], slice)):
+        entry = indices_from_subtensor(node.inputs[2:], node.op.idx_list)[0]
+        stop = tr.static_int(entry.stop) if entry.stop is not None else None
+        if entry.start is None and entry.step is None and stop == k:
+            alloc = node.inputs[0].owner
+            dims = alloc.inputs[1:] if isinstance(alloc.op, Alloc) else alloc.inputs
+            if not all(tr.has(v) for v in [node.inputs[1], *dims[1:]]):
+                return tr.value(pt_buf)[:k]  # (a scan translated alone: no view of the buffer's graph)
+            row = [tr.value(d) for d in dims[1:]]
+            init = T.alloc(tr.value(node.inputs[1]), k, *row)
+            return init
+    return tr.value(pt_buf)[:k]
+
+
 def with_keep(results: list[Variable], keep: dict[int, int]) -> list[Variable]:
     """The outputs of the builder scan of `results` rebuilt keeping only the last rows.
 
@@ -146,8 +172,8 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
     pin = node.inputs
     n_steps = tr.value(pin[0])
     seqs = [tr.value(v) for v in op.outer_seqs(pin)]
-    mitsot_bufs = [tr.value(v) for v in op.outer_mitsot(pin)]
-    sitsot_bufs = [tr.value(v) for v in op.outer_sitsot(pin)]
+    mitsot_bufs = op.outer_mitsot(pin)
+    sitsot_bufs = op.outer_sitsot(pin)
     untraced = [tr.value(v) for v in op.outer_untraced_sit_sot(pin)]
     nonseqs = [tr.value(v) for v in op.outer_non_seqs(pin)]
     n_nit = info.n_nit_sot
@@ -156,11 +182,13 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
     init_rows = []
     for buf, taps in zip(mitsot_bufs, info.mit_sot_in_slices):
         k = -min(taps)
-        init_rows.append((buf[:k], k))
-        outputs_info.append({"initial": buf[:k], "taps": list(taps)})
+        rows = _init_rows(tr, buf, k)
+        init_rows.append((rows, k))
+        outputs_info.append({"initial": rows, "taps": list(taps)})
     for buf in sitsot_bufs:
-        init_rows.append((buf[:1], 1))
-        outputs_info.append(buf[0])
+        rows = _init_rows(tr, buf, 1)
+        init_rows.append((rows, 1))
+        outputs_info.append(rows[0])
     outputs_info.extend(untraced)
     outputs_info.extend([None] * n_nit)
 

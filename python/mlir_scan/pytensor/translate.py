@@ -123,6 +123,10 @@ class Translator:
     def bind(self, pt_var: PtVariable, value: Variable) -> None:
         self.values[pt_var] = value
 
+    def has(self, pt_var: PtVariable) -> bool:
+        """Whether `pt_var` has (or, as a constant, can have) a builder value."""
+        return pt_var in self.values or isinstance(pt_var, PtConstant)
+
     def value(self, pt_var: PtVariable) -> Variable:
         """The builder variable of `pt_var` (constants are made on demand)."""
         got = self.values.get(pt_var)
