@@ -73,15 +73,28 @@ def _scaled(alpha_pt: Any, alpha: Any, value: Any) -> Any:
     return value if _is_one(alpha_pt) else T.mul(alpha, value)
 
 
+def _dot_of(x: Any, y: Any) -> Any:
+    """``T.dot(x, y)``, as a vector product when a matrix operand is one row or column.
+
+    PyTensor's rewrites turn ``dot(v, M)`` into ``dot(v[None], M)`` (a 1 x n
+    matrix); the builder's vector products vectorize better than a 1-row matmul.
+    """
+    if x.ndim == 2 and y.ndim == 2 and x.type.shape[0] == 1:
+        return T.dimshuffle(T.dot(x[0], y), "x", 0)
+    if x.ndim == 2 and y.ndim == 2 and y.type.shape[1] == 1:
+        return T.dimshuffle(T.dot(x, y[:, 0]), 0, "x")
+    return T.dot(x, y)
+
+
 @register(Dot, blas.Dot22)
 def _dot(tr: Translator, node: Any, ins: list) -> list:
-    return [T.dot(*ins)]
+    return [_dot_of(*ins)]
 
 
 @register(blas.Dot22Scalar)
 def _dot22scalar(tr: Translator, node: Any, ins: list) -> list:
     x, y, a = ins
-    return [T.mul(T.dot(x, y), a)]
+    return [T.mul(_dot_of(x, y), a)]
 
 
 def _axpby(tr: Translator, node: Any, y: Any, alpha: Any, product: Any, beta: Any) -> Any:
@@ -97,13 +110,13 @@ def _axpby(tr: Translator, node: Any, y: Any, alpha: Any, product: Any, beta: An
 @register(blas.Gemv)
 def _gemv(tr: Translator, node: Any, ins: list) -> list:
     y, alpha, A, x, beta = ins
-    return [_axpby(tr, node, y, alpha, T.dot(A, x), beta)]
+    return [_axpby(tr, node, y, alpha, _dot_of(A, x), beta)]
 
 
 @register(blas.Gemm)
 def _gemm(tr: Translator, node: Any, ins: list) -> list:
     z, a, x, y, b = ins
-    return [_axpby(tr, node, z, a, T.dot(x, y), b)]
+    return [_axpby(tr, node, z, a, _dot_of(x, y), b)]
 
 
 @register(blas.Ger)
