@@ -140,24 +140,21 @@ def _init_rows(tr: Translator, pt_buf: Any, k: int) -> Variable:
 def with_keep(results: list[Variable], keep: dict[int, int]) -> list[Variable]:
     """The outputs of the builder scan of `results` rebuilt keeping only the last rows.
 
-    `keep` maps an output index (in the op's order) to its number of rows.
+    `keep` maps an output index (in the op's order, mitmot buffers not
+    counted) to its number of rows. The mitmot buffers stay first.
     """
     node = results[0].owner
     op: ScanOp = node.op
     new_keep = list(op.keep)
     for i, k in keep.items():
         new_keep[i] = k
-    new = ScanOp(
-        inner_inputs=op.inner_inputs, inner_outputs=op.inner_outputs, seq_taps=op.seq_taps,
-        mitsot_taps=op.mitsot_taps, n_sitsot=op.n_sitsot, n_nitsot=op.n_nitsot, n_nonseqs=op.n_nonseqs,
-        until=op.until, go_backwards=op.go_backwards, keep=new_keep, nitsot_shapes=op.nitsot_shapes,
-        name=op.name, truncate_gradient=op.truncate_gradient, kinds=op.kinds,
-        state_checks=op.state_checks, nitsot_runtime=op.nitsot_runtime)
-    return new.make_node(*node.inputs).outputs
+    return mitmot.copy_op(op, keep=new_keep).make_node(*node.inputs).outputs
 
 
-def _op_index(results: list[Variable], var: Variable) -> int:
-    for i, out in enumerate(results[0].owner.outputs):
+def _op_index(node: Any, var: Variable) -> int:
+    """The index of `var` among the outputs of `node` after its mitmot buffers."""
+    outs = node.outputs[getattr(node.op, "n_mitmot", 0):]
+    for i, out in enumerate(outs):
         if out is var:
             return i
     raise ValueError("not an output of the scan")
@@ -167,11 +164,11 @@ def _op_index(results: list[Variable], var: Variable) -> int:
 def translate_scan(tr: Translator, node: Any, ins: list) -> list:
     op: Scan = node.op
     info = op.info
-    if info.n_mit_mot:
-        return mitmot.translate(tr, node, ins)
     pin = node.inputs
     n_steps = tr.value(pin[0])
     seqs = [tr.value(v) for v in op.outer_seqs(pin)]
+    mm = mitmot.groups(node)
+    mm_seqs, n_mm_rows = mitmot.builder_arguments(tr, node, mm)
     mitsot_bufs = op.outer_mitsot(pin)
     sitsot_bufs = op.outer_sitsot(pin)
     untraced = [tr.value(v) for v in op.outer_untraced_sit_sot(pin)]
@@ -190,11 +187,12 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
         init_rows.append((rows, 1))
         outputs_info.append(rows[0])
     outputs_info.extend(untraced)
-    outputs_info.extend([None] * n_nit)
+    outputs_info.extend([None] * (n_nit + n_mm_rows))  # (mitmot out-tap rows last, see mitmot.py)
 
     inner_outs = op.inner_outputs
     order = (op.inner_mitsot_outs(inner_outs) + op.inner_sitsot_outs(inner_outs)
-             + op.inner_untraced_sit_sot_outs(inner_outs) + op.inner_nitsot_outs(inner_outs))
+             + op.inner_untraced_sit_sot_outs(inner_outs) + op.inner_nitsot_outs(inner_outs)
+             + op.inner_mitmot_outs(inner_outs))
 
     def step(*args: Variable) -> Any:
         sub = Translator()
@@ -207,29 +205,38 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
 
     if not order:
         raise Unsupported(op, "a scan without outputs")
-    results = builder_scan(step, sequences=seqs, outputs_info=outputs_info, non_sequences=nonseqs,
+    results = builder_scan(step, sequences=seqs + mm_seqs, outputs_info=outputs_info, non_sequences=nonseqs,
                            n_steps=n_steps, truncate_gradient=op.truncate_gradient, return_list=True,
                            name=op.name)[0]
+    finals: list[Variable] = []
+    if mm:
+        old = results[0].owner
+        finals, rest = mitmot.rebuild(old, mm, len(seqs))
+        old_outs = old.outputs[getattr(old.op, "n_mitmot", 0):]
+        results = [rest[_index(old_outs, r)] for r in results[:len(results) - n_mm_rows]]
     n_state = len(mitsot_bufs) + len(sitsot_bufs)
     pt_states = op.outer_mitsot_outs(node.outputs) + op.outer_sitsot_outs(node.outputs)
 
     # Keep only the last rows of buffers read only there, and of untraced states.
     keep: dict[int, int] = {}
     last_of: dict[int, int] = {}
+    scan_node = results[0].owner if results else None
     if not info.as_while:
         for i, (pt_out, (_, k)) in enumerate(zip(pt_states, init_rows)):
             j = _last_rows_only(tr, pt_out, k)
             if j:
-                keep[_op_index(results, results[i])] = j
+                keep[_op_index(scan_node, results[i])] = j
                 last_of[i] = j
     for u in range(len(untraced)):
-        keep[_op_index(results, results[n_state + u])] = 1
+        keep[_op_index(scan_node, results[n_state + u])] = 1
     if keep:
         new_outs = with_keep(results, keep)
-        old_outs = results[0].owner.outputs
-        results = [new_outs[old_outs.index(r)] if r in old_outs else r for r in results]
+        n_mm = len(finals)
+        finals = new_outs[:n_mm]
+        old_outs = scan_node.outputs[n_mm:]
+        results = [new_outs[n_mm + _index(old_outs, r)] for r in results]
 
-    outs: list[Variable] = []
+    outs: list[Variable | None] = list(finals)
     for i, (pt_out, (rows, k)) in enumerate(zip(pt_states, init_rows)):
         if i in last_of:
             hint = BufferHint(rows, None, k, last=results[i], keep=last_of[i])
@@ -244,3 +251,10 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
     outs.extend(nit)
     outs.extend(r[0] for r in results[n_state:n_state + len(untraced)])
     return outs
+
+
+def _index(outputs: list[Variable], var: Variable) -> int:
+    for i, out in enumerate(outputs):
+        if out is var:
+            return i
+    raise ValueError("not an output of the scan")
