@@ -58,8 +58,8 @@ def builder_arguments(tr: Translator, node: Any, mm: list[Group]) -> tuple[list,
     for g in mm:
         if not g.in_taps:
             raise Unsupported(node.op, "a mit_mot group without in-taps")
-        if list(g.out_taps) != sorted(g.out_taps) or list(g.in_taps) != sorted(g.in_taps):
-            raise Unsupported(node.op, "mit_mot taps out of order")
+        if len(set(g.in_taps)) != len(g.in_taps) or len(set(g.out_taps)) != len(g.out_taps):
+            raise Unsupported(node.op, "a mit_mot group with a repeated tap")
         seqs.append({"input": tr.value(g.buffer), "taps": list(g.in_taps)})
     return seqs, sum(len(g.out_taps) for g in mm)
 
@@ -95,11 +95,18 @@ def rebuild(node: Any, mm: list[Group], n_plain_seqs: int) -> tuple[list[Variabl
     outs = op.inner_outputs
     mm_outs = outs[first_out + n_nit:first_out + n_nit + n_out_rows]
     rest = outs[:first_out + n_nit] + outs[first_out + n_nit + n_out_rows:]
+    # scan.scan wants taps in increasing order: the builder's scan sorted the
+    # in-tap slices already; sort the out-tap rows here.
+    sorted_outs, pos = [], 0
+    for g in mm:
+        rows = list(zip(g.out_taps, mm_outs[pos:pos + len(g.out_taps)]))
+        sorted_outs.extend(v for _, v in sorted(rows, key=lambda p: p[0]))
+        pos += len(g.out_taps)
     new = copy_op(
         op,
-        inner_outputs=list(mm_outs) + list(rest),
+        inner_outputs=sorted_outs + list(rest),
         seq_taps=op.seq_taps[:n_plain_seqs],
-        mitmot_taps=[(g.in_taps, g.out_taps) for g in mm],
+        mitmot_taps=[(tuple(sorted(g.in_taps)), tuple(sorted(g.out_taps))) for g in mm],
         n_nitsot=n_nit,
         keep=op.keep[:first_out + n_nit],
         nitsot_shapes=op.nitsot_shapes[:n_nit],
