@@ -244,8 +244,13 @@ def test_rnn_backward_values():
     assert_same(ours, ref, *args, rtol=1e-10)
 
 
-@pytest.mark.xfail(not mp.mitmot.available(), reason="MITMOT needs the builder's ScanOp mitmot groups "
-                   "(branch grad, not merged yet): the backward scan runs in PyTensor", strict=True)
+NEEDS_MITMOT = pytest.mark.xfail(
+    not mp.mitmot.available(), strict=True,
+    reason="MITMOT needs the builder's ScanOp mitmot groups (branch grad, not merged yet): the backward scan "
+           "runs in PyTensor")
+
+
+@NEEDS_MITMOT
 def test_rnn_backward_is_one_module_with_mitmot():
     ins, hs, args = _rnn()
     x, h0, W, U, b = ins
@@ -253,6 +258,44 @@ def test_rnn_backward_is_one_module_with_mitmot():
     ours = pytensor.function(ins, grads, mode="MLIR_SCAN")
     assert whole(ours), ours.maker.linker.left_to_pytensor
     assert "mitmot(" in ours.maker.linker.ir
+
+
+@NEEDS_MITMOT
+def test_guide_rnn_gradient_multi_tap_mitmot():
+    """The gradient of the guide's RNN: mit_mot groups with taps (0, 3, 1) -> (3, 1) and (0, 1) -> (1,)."""
+    W, W_in_1, W_in_2, W_feedback, W_out = (pt.matrix(n) for n in ("W", "Win1", "Win2", "Wfb", "Wout"))
+    u, x0, y0 = pt.matrix("u"), pt.matrix("x0"), pt.vector("y0")
+
+    def one_step(u_tm4, u_t, x_tm3, x_tm1, y_tm1, W, W_in_1, W_in_2, W_feedback, W_out):
+        x_t = pt.tanh(pt.dot(x_tm1, W) + pt.dot(u_t, W_in_1) + pt.dot(u_tm4, W_in_2) + pt.dot(y_tm1, W_feedback))
+        return [x_t, pt.dot(x_tm3, W_out)]
+
+    (x_vals, y_vals) = pytensor.scan(one_step, sequences=dict(input=u, taps=[-4, 0]),
+                                     outputs_info=[dict(initial=x0, taps=[-3, -1]), y0],
+                                     non_sequences=[W, W_in_1, W_in_2, W_feedback, W_out], return_updates=False)
+    ins = [u, x0, y0, W, W_in_1, W_in_2, W_feedback, W_out]
+    grads = pytensor.grad((x_vals ** 2).sum() + y_vals.sum(), [W, W_in_1, x0, y0, u])
+    ours, ref = compile_both(ins, grads)
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    assert "mitmot(" in ours.maker.linker.ir
+    rng = np.random.RandomState(0)
+    n_in, n_x, n_y, length = 3, 5, 2, 9
+    args = [rng.normal(size=(length, n_in)), rng.normal(size=(3, n_x)), rng.normal(size=n_y),
+            0.5 * rng.normal(size=(n_x, n_x)), rng.normal(size=(n_in, n_x)), rng.normal(size=(n_in, n_x)),
+            rng.normal(size=(n_y, n_x)), rng.normal(size=(n_x, n_y))]
+    assert_same(ours, ref, *args, rtol=1e-10)
+
+
+@NEEDS_MITMOT
+def test_truncated_gradient():
+    x, h0, W = pt.matrix("x"), pt.vector("h0"), pt.matrix("W")
+    hs = pytensor.scan(lambda x_t, h, W: pt.tanh(pt.dot(h, W) + x_t), sequences=x, outputs_info=h0,
+                       non_sequences=[W], truncate_gradient=3, return_updates=False)
+    grads = pytensor.grad(hs.sum(), [W, h0])
+    ours, ref = compile_both([x, h0, W], grads)
+    assert whole(ours)
+    rng = np.random.default_rng(4)
+    assert_same(ours, ref, rng.normal(size=(8, 4)), rng.normal(size=4), 0.5 * rng.normal(size=(4, 4)), rtol=1e-10)
 
 
 # -- fallback and strict mode ----------------------------------------------------------------------
