@@ -160,6 +160,48 @@ def peak_memory_w1(k_values: list[int], optimize: bool = True) -> list[dict]:
     return out
 
 
+_PEAK_PROBE_W6 = """
+import numpy as np, sys
+sys.path.insert(0, {bench!r})
+import workloads
+
+def status(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+w = workloads.w6_rnn_grad(np.float64, True, hidden={hidden}, steps={steps})
+f = workloads.w6_mlir_function(np.float64, save_every_N={every}, last_only={last_only})
+xs, *rest = w.inputs
+f(xs[:2], *rest)  # compiled, on 2 steps: the call below allocates its own buffers
+with open("/proc/self/clear_refs", "w") as c:
+    c.write("5")
+before = status("VmRSS")
+f(*w.inputs)
+print(before, status("VmHWM"))
+"""
+
+
+def peak_memory_w6(hidden: int = 512, steps: int = 1000) -> list[dict]:
+    """Peak resident memory of one W6 call (the gradient of the RNN), each case in a
+    fresh process, against the forward states (T x H) and the parameters' size."""
+    out = []
+    item = 8
+    states_kib = steps * hidden * item / 1024
+    params_kib = (hidden * hidden + 64 * hidden + hidden) * item / 1024
+    for label, every, last_only in (("W6 (d/dW sum_t sum h_t)", None, False),
+                                    ("d/dW sum(h_T), scan", None, True),
+                                    ("d/dW sum(h_T), scan_checkpoints N=16", 16, True)):
+        code = _PEAK_PROBE_W6.format(bench=str(Path(__file__).resolve().parent), hidden=hidden, steps=steps,
+                                     every=every, last_only=last_only)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        before, peak = map(int, proc.stdout.split())
+        out.append({"case": label, "hidden": hidden, "steps": steps, "growth_kib": peak - before,
+                    "states_kib": states_kib, "params_kib": params_kib})
+        print(f"  {label:40s}: peak RSS during the call {peak - before:+d} KiB "
+              f"(states T x H = {states_kib:.0f} KiB, parameters {params_kib:.0f} KiB)", file=sys.stderr)
+    return out
+
+
 def plot(records: list[dict], path: str) -> None:
     import matplotlib
 
@@ -192,7 +234,7 @@ def main() -> None:
     parser.add_argument("--plot", help="write a bar chart to this PNG file")
     parser.add_argument("--only", help="run only workloads whose name contains this")
     parser.add_argument("--impls", help="comma-separated implementations (default: all)")
-    parser.add_argument("--memory", action="store_true", help="also measure W1 peak memory for k up to 10^6")
+    parser.add_argument("--memory", action="store_true", help="also measure peak memory: W1 for k up to 10^6, W6 (plain and scan_checkpoints)")
     args = parser.parse_args()
 
     impls = args.impls.split(",") if args.impls else IMPLEMENTATIONS
@@ -200,7 +242,7 @@ def main() -> None:
     variants = []
     for dtype in dtypes:
         for make in workloads.ALL:
-            if make is workloads.w5_rnn:
+            if make in (workloads.w5_rnn, workloads.w6_rnn_grad):
                 variants += [make(dtype, args.quick, hidden=h) for h in (128, 512)]
             else:
                 variants.append(make(dtype, args.quick))
@@ -216,6 +258,7 @@ def main() -> None:
     memory = None
     if args.memory:
         memory = peak_memory_w1([10**4, 10**5, 10**6]) + peak_memory_w1([10**4, 10**5], optimize=False)
+        memory += peak_memory_w6()
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=1))
         if memory:

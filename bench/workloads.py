@@ -494,6 +494,117 @@ def w5_rnn(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int =
 
 
 # ---------------------------------------------------------------------------
+# W6: the gradient of W5, d/dW sum_t sum(h_t), built through the Theano API (T.grad).
+# ---------------------------------------------------------------------------
+
+def w6_mlir_function(dtype, save_every_N: int | None = None, last_only: bool = False):
+    """W6 through the Theano-compatible API: ``T.grad`` of the W5 graph (or of its
+    ``scan_checkpoints`` form, which keeps every N-th state and recomputes the rest)."""
+    import mlir_scan as theano
+    from mlir_scan import tensor as T
+
+    name = np.dtype(dtype).name
+    xv, hv = T.matrix("xs", dtype=name), T.vector("h0", dtype=name)
+    Wv, Uv, bv = T.matrix("W", dtype=name), T.matrix("U", dtype=name), T.vector("b", dtype=name)
+
+    def step(x, h, W, U, b):
+        return T.tanh(T.dot(h, W) + T.dot(x, U) + b)
+
+    if save_every_N is None:
+        hs, _ = theano.scan(step, sequences=xv, outputs_info=hv, non_sequences=[Wv, Uv, bv])
+        cost = hs[-1].sum() if last_only else hs.sum()
+    else:
+        # (the checkpointed scan returns the state after each segment: its gradient is
+        # that of the last state's sum)
+        hs, _ = theano.scan_checkpoints(step, sequences=[xv], outputs_info=[hv], non_sequences=[Wv, Uv, bv],
+                                        save_every_N=save_every_N)
+        cost = hs[-1].sum()
+    return theano.function([xv, hv, Wv, Uv, bv], T.grad(cost, Wv))
+
+
+def w6_rnn_grad(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int = 1000) -> Workload:
+    rng = np.random.default_rng(6)
+    H, I = hidden, inputs
+    xs = rng.standard_normal((steps, I)).astype(dtype)
+    h0 = np.zeros(H, dtype)
+    W = (rng.standard_normal((H, H)) / np.sqrt(H)).astype(dtype)
+    U = (rng.standard_normal((I, H)) / np.sqrt(I)).astype(dtype)
+    bias = (rng.standard_normal(H) * 0.1).astype(dtype)
+    name = np.dtype(dtype).name
+
+    def numpy_loop(xs, h0, W, U, bias):
+        # Backpropagation through time by hand (the oracle).
+        hs = np.empty((xs.shape[0], h0.shape[0]), dtype=h0.dtype)
+        h = h0
+        for i in range(xs.shape[0]):
+            h = np.tanh(h @ W + xs[i] @ U + bias)
+            hs[i] = h
+        dW = np.zeros_like(W)
+        carry = np.zeros_like(h0)
+        for i in range(xs.shape[0] - 1, -1, -1):
+            da = (1 + carry) * (1 - hs[i] * hs[i])
+            prev = hs[i - 1] if i > 0 else h0
+            dW += np.outer(prev, da)
+            carry = da @ W.T
+        return dW
+
+    def mlir():
+        return w6_mlir_function(dtype)
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+
+        xv, hv = pt.matrix("xs", dtype=name), pt.vector("h0", dtype=name)
+        Wv, Uv, bv = pt.matrix("W", dtype=name), pt.matrix("U", dtype=name), pt.vector("b", dtype=name)
+        res = pytensor.scan(lambda x, h, W, U, b: pt.tanh(pt.dot(h, W) + pt.dot(x, U) + b),
+                            sequences=xv, outputs_info=hv, non_sequences=[Wv, Uv, bv],
+                            return_updates=False)
+        gW = pytensor.grad(res.sum(), Wv)
+        return pytensor.function([xv, hv, Wv, Uv, bv], gW, mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+        import jax.numpy as jnp
+
+        def loss(W, xs, h0, U, bias):
+            def body(h, x):
+                h = jnp.tanh(h @ W + x @ U + bias)
+                return h, h
+            _, out = jax.lax.scan(body, h0, xs)
+            return out.sum()
+
+        jitted = jax.jit(jax.grad(loss))
+        return lambda xs, h0, W, U, bias: np.asarray(jitted(W, xs, h0, U, bias))
+
+    def numba_impl():
+        @_numba_jit
+        def bptt(xs, h0, W, U, bias):
+            n, H = xs.shape[0], h0.shape[0]
+            hs = np.empty((n, H), dtype=h0.dtype)
+            h = h0.copy()
+            for i in range(n):
+                h = np.tanh(h @ W + xs[i] @ U + bias)
+                hs[i] = h
+            dW = np.zeros_like(W)
+            carry = np.zeros_like(h0)
+            WT = np.ascontiguousarray(W.T)
+            for i in range(n - 1, -1, -1):
+                da = (1 + carry) * (1 - hs[i] * hs[i])
+                prev = hs[i - 1] if i > 0 else h0
+                dW += np.outer(prev, da)
+                carry = da @ WT
+            return dW
+
+        return bptt
+
+    w = Workload(f"W6-{name}-H{H}", (xs, h0, W, U, bias), numpy_loop,
+                 rtol=1e-8 if dtype == np.float64 else 5e-3)
+    w.builders = {"mlir-scan": mlir, "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    return w
+
+
+# ---------------------------------------------------------------------------
 # W7: until: doubling until the value exceeds a maximum, at most 1024 steps.
 # ---------------------------------------------------------------------------
 
@@ -636,4 +747,4 @@ def overhead_probe(dtype, quick: bool, steps: int = 1_000_000) -> Workload:
     return w
 
 
-ALL = [w1_power, w2_cumsum, w3_polynomial, w4_fibonacci, w5_rnn, w7_until, overhead_probe]
+ALL = [w1_power, w2_cumsum, w3_polynomial, w4_fibonacci, w5_rnn, w6_rnn_grad, w7_until, overhead_probe]

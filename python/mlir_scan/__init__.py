@@ -26,7 +26,8 @@ from ._registration import _register_everything, register_dialects, register_pas
 _register_everything()
 
 from . import dialect  # noqa: E402  (needs the dialect registered first)
-from .runtime import Program, compile  # noqa: E402,A004
+from .compiler import compile  # noqa: E402,A004
+from .runtime import Program  # noqa: E402
 
 __all__ = ["Program", "compile", "dialect", "register_dialects", "register_passes"]
 __version__ = "0.1.0"
@@ -43,6 +44,7 @@ _MOVED = {
     "config": "builder.config",
     "emitter": "builder.emitter",
     "function": "builder.function",
+    "gradient": "builder.gradient",
     "graph": "builder.graph",
     "ops_basic": "builder.ops.basic",
     "ops_elemwise": "builder.ops.elemwise",
@@ -70,14 +72,16 @@ def _alias_moved_modules() -> None:
 _alias_moved_modules()
 
 from .builder import (  # noqa: E402,A004
-    Function, In, MissingInputError, Out, SharedVariable, UnusedInputError, clone, clone_replace, config, dot,
-    foldl, foldr, function, map, reduce, scan, scan_checkpoints, scan_module, shared, tensor, until,
+    Function, In, MissingInputError, Out, SharedVariable, UnusedInputError, clone, clone_replace, config,
+    disconnected_grad, dot, foldl, foldr, function, grad, gradient, hessian, jacobian, map, reduce, scan,
+    scan_checkpoints, scan_module, shared, tensor, until,
 )
 
 __all__ += [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
     "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox", "gradient",
+    "grad", "jacobian", "hessian", "disconnected_grad",
 ]
 
 
@@ -91,15 +95,3 @@ gof = _types.ModuleType(f"{__name__}.gof", "Theano's theano.gof: the graph utili
 gof.graph = graph  # type: ignore[name-defined]  # noqa: F821
 sys.modules[gof.__name__] = gof
 sys.modules[f"{__name__}.gof.graph"] = graph  # type: ignore[name-defined]  # noqa: F821
-
-# ``theano.gradient``: the builder's gradient module where it exists; until
-# then a module holding ``disconnected_grad`` (builder/ops/disconnected.py).
-try:
-    from .builder import gradient  # type: ignore[attr-defined]  # noqa: E402
-except ImportError:
-    from .builder.ops.disconnected import disconnected_grad as _disconnected_grad  # noqa: E402
-
-    gradient = _types.ModuleType(f"{__name__}.gradient", "Theano's theano.gradient (here: disconnected_grad).")
-    gradient.disconnected_grad = _disconnected_grad  # type: ignore[attr-defined]
-sys.modules.setdefault(f"{__name__}.gradient", gradient)
-

@@ -50,7 +50,7 @@ from mlir import execution_engine, ir, passmanager
 
 from . import _native, _registration
 
-__all__ = ["Program", "compile", "STAGES"]
+__all__ = ["Program", "STAGES"]
 
 #: Stages whose IR :meth:`Program.ir` can show, in pipeline order.
 STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
@@ -581,34 +581,3 @@ class Program:
         if stage not in self._stages:
             raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
         return self._stages[stage]
-
-
-def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
-            vectorize: bool = True, checks: bool = True, target: str = "cpu",
-            **cuda_options: Any) -> Program:
-    """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
-
-    ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
-    ``optimize=False`` skips the scan rewrites (``FAST_COMPILE``), and a string
-    runs that pass pipeline instead (e.g. ``"scan-push-out-seq,scan-remove-unused"``),
-    which is how the tests compare a program with and without one rewrite.
-    ``opt_level`` is LLVM's optimization level (0-3). ``vectorize=False`` leaves
-    the inner loops of linalg ops to LLVM's loop vectorizer instead of
-    ``scan-vectorize-linalg-loops`` (for comparing results and speed).
-    ``checks=False`` leaves out the run-time verification of the program's
-    own ops (``scan-runtime-verification``: mismatched dynamic sizes,
-    out-of-bounds indices), for IR known to be correct; the scans' own checks
-    and the allocation checks always stay.
-
-    ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
-    options ``chip``, ``mode``, ``format``, ``emulate``).
-    """
-    if target == "cuda":
-        from .cuda import CudaProgram
-
-        return CudaProgram(source, optimize=optimize, opt_level=opt_level, **cuda_options)
-    if target != "cpu":
-        raise ValueError(f"compile: target must be 'cpu' or 'cuda', not {target!r}")
-    if cuda_options:
-        raise TypeError(f"compile: {', '.join(sorted(cuda_options))} only apply to target='cuda'")
-    return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks)

@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 import mlir_scan
 import mlir_scan._cli
 from mlir_scan import cuda
+from mlir_scan import tensor as T
 
 import test_differential as td
 
@@ -73,8 +74,8 @@ def split_ptx(text: str) -> list[str]:
 
 
 _DEFINED = re.compile(
-    r"^\s*\.(?:visible\s+|extern\s+|weak\s+)*(?:\.entry|\.func)\s+(?:\([^)]*\)\s*)?([\w$]+)"
-    r"|^\s*\.(?:visible\s+|extern\s+)*\.(?:global|shared|const)\b[^;\n]*?([\w$]+)\s*"
+    r"^\s*(?:\.(?:visible|extern|weak)\s+)*(?:\.entry|\.func)\s+(?:\([^)]*\)\s*)?([\w$]+)"
+    r"|^\s*(?:\.(?:visible|extern)\s+)*\.(?:global|shared|const)\b[^;\n]*?([\w$]+)\s*"
     r"(?:\[[^\]]*\])?\s*(?:=|;)", re.M)
 
 
@@ -190,10 +191,10 @@ def test_roundtrip_functions_compile_to_ptx(mode, cpu_lowered):
 _EXAMPLES_SCRIPT = r"""
 import contextlib, glob, io, json, os, runpy, sys
 import numpy as np
-import mlir_scan, mlir_scan.runtime as rt
+import mlir_scan, mlir_scan.compiler as compiler
 from mlir_scan import cuda
 mode, examples = sys.argv[1], sys.argv[2]
-original = rt.compile
+original = compiler.compile
 texts = []
 def redirected(source, optimize=True, opt_level=3, vectorize=True, checks=True, target="cpu", **options):
     texts.append((str(source), optimize))
@@ -201,7 +202,7 @@ def redirected(source, optimize=True, opt_level=3, vectorize=True, checks=True, 
         return original(source, optimize=optimize, opt_level=opt_level)
     return original(source, optimize=optimize, opt_level=opt_level, target="cuda", mode=mode,
                     emulate=True)
-rt.compile = redirected
+compiler.compile = mlir_scan.compile = redirected
 # what theano.function compiles with (the module, which the package's
 # `function` attribute hides)
 sys.modules["mlir_scan.builder.function"].compile_mlir = redirected
@@ -298,6 +299,12 @@ def test_merged_ptx_checks_every_module():
     assert ptxas(merge_ptx(modules), "sm_90").returncode == 0
     broken = modules[:-1] + [modules[-1].replace("ret;", "ret")]
     assert ptxas(merge_ptx(broken), "sm_90").returncode != 0
+    # Device functions (a bare `.func`, declared then defined, as libdevice's
+    # pow is) are renamed apart too: two modules that both define one merge.
+    x = T.dvector("x")
+    pow_ptx = split_ptx(mlir_scan.function([x], x ** x, target="cuda").program.ir("ptx"))
+    assert any(re.search(r"^\.func\b", m, re.M) for m in pow_ptx)
+    assert ptxas(merge_ptx(pow_ptx + pow_ptx), "sm_90").returncode == 0
 
 
 # --------------------------------------------------------------------------- #

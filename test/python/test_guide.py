@@ -271,3 +271,32 @@ def test_readme_example(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0] == str(np.arange(10.0) ** 2)
     assert "scan.scan" in out and "scf.for" in out
+
+
+def test_gradients_tutorial(capsys):
+    ns, out = run_example("guide_gradients", capsys)
+    lines = out.strip().splitlines()
+    assert numbers(lines[0]) == [8.0] and lines[1] == "True"
+    logistic = 1 / (1 + np.exp(-np.array([[0.0, 1.0], [-1.0, -2.0]])))
+    np.testing.assert_allclose(numbers(" ".join(lines[2:4])), (logistic * (1 - logistic)).ravel(), rtol=1e-7)
+    assert numbers(" ".join(lines[4:6])) == [8.0, 0.0, 0.0, 8.0]  # Jacobian of x**2 at [4, 4]
+    assert numbers(" ".join(lines[6:8])) == [2.0, 0.0, 0.0, 2.0]  # Hessian of sum(x**2)
+    assert numbers(" ".join(lines[8:10])) == [2.0, 0.0, 0.0, 4.0]
+    assert numbers(" ".join(lines[10:12])) == [6.0, 0.0, 0.0, 12.0]
+    losses = numbers(lines[12])
+    assert losses == sorted(losses, reverse=True) and losses[-1] < 0.5 * losses[0]
+    assert lines[13] == "loss went down: True"
+
+
+def test_readme_gradients_example(capsys):
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    section = readme[readme.index("### Gradients"):]
+    code = section[section.index("```python") + len("```python"):]
+    code = code[: code.index("```")]
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "go_backwards" in out and "mitmot(" in out
+    g, H = namespace["g"], namespace["H"]
+    assert g.shape == (3,) and H.shape == (3, 3)
+    np.testing.assert_allclose(H, H.T, rtol=1e-10, atol=1e-12)

@@ -1,6 +1,6 @@
 """The package's layers: old module paths still work, and imports go one way.
 
-``mlir_scan`` is the MLIR core (``_registration``, ``_cli``, ``runtime``,
+``mlir_scan`` is the MLIR core (``_registration``, ``_cli``, ``compiler``, ``runtime``, ``cuda``,
 ``dialect``, ``_dialects``), the NumPy reference interpreter (``reference``)
 and the graph builder (``mlir_scan.builder``). The builder imports the core,
 the core never imports the builder, the op classes never import the tensor

@@ -204,6 +204,8 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "two_identical_maps": [(f64(5),)],
         "nothing_to_do": [(np.array([1.0, 4.0, 7.0, 0.5]), 1.0), (np.array([0.1, 0.2]), 0.5)],
         "elman_formula_order": [(f32(6, 3), f32(4), f32(4, 4), f32(3, 4), f32(4))],
+        "elman_rnn_grad": [(f64(6, 2), f64(3), f64(3, 3), f64(2, 3), f64(3)),
+                           (f64(0, 2), f64(3), f64(3, 3), f64(2, 3), f64(3))],
     }),
     "scan-reassociate-adds.mlir": ("scan-reassociate-adds", {
         "rnn_bias": [(f32(5, 4), f32(4), f32(4), 5), (f32(6, 4), f32(4), f32(4), 3)],

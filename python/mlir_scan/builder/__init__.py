@@ -13,6 +13,8 @@ MLIR core of the package (:mod:`mlir_scan.runtime` compiles what
 * :mod:`.scan_module` (``scan``, ``map``, ``reduce``, ``foldl``, ``foldr``,
   ``until``, ``scan_checkpoints``) and :mod:`.function` (``function``,
   ``In``, ``Out``);
+* :mod:`.gradient` (``grad``, ``jacobian``, ``hessian``, ``disconnected_grad``;
+  also ``T.grad``, ``T.jacobian``, ``T.hessian``);
 * :mod:`.sandbox` (``sandbox.rng_mrg.MRG_RandomStreams``).
 
 :mod:`mlir_scan` re-exports the public names; the modules keep their
@@ -21,8 +23,9 @@ pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
 
 from __future__ import annotations
 
-from . import config, sandbox, scan_module, tensor
+from . import config, gradient, sandbox, scan_module, tensor
 from .function import Function, In, Out, function
+from .gradient import disconnected_grad, grad, hessian, jacobian
 from .graph import MissingInputError, UnusedInputError, clone_replace
 from .scan_module import clone, foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: A004
 from .sharedvar import SharedVariable, shared
@@ -32,4 +35,12 @@ __all__ = [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
     "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox",
+    "gradient", "grad", "jacobian", "hessian", "disconnected_grad",
 ]
+
+# ``T.grad`` / ``T.jacobian`` / ``T.hessian`` (the tensor DSL sits below the gradient module).
+for _name in ("grad", "jacobian", "hessian"):
+    setattr(tensor, _name, getattr(gradient, _name))
+    setattr(tensor.basic, _name, getattr(gradient, _name))
+    if _name not in tensor.__all__:
+        tensor.__all__.append(_name)

@@ -521,6 +521,10 @@ class Block:
                 clip.setdefault(j, {})[k] = smallest
         for j, dims in clip.items():
             ssa, t = operands[j]
+            if 0 in t.shape:
+                # Statically empty: nothing to clip (and MLIR rejects any slice of it);
+                # a size mismatch has failed the call above.
+                continue
             sizes, shape = [], []
             for k in range(t.ndim):
                 if k in dims:

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..runtime import compile as compile_mlir
+from ..compiler import compile as compile_mlir
 from . import tensor as T
 from .emitter import ModuleEmitter
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast

@@ -37,6 +37,7 @@ __all__ = [
     "Op",
     "MissingInputError",
     "UnusedInputError",
+    "NullTypeGradError",
     "graph_inputs",
     "toposort",
     "ancestors",
@@ -67,6 +68,10 @@ class MissingInputError(Exception):
 
 class UnusedInputError(Exception):
     """An input given to :func:`mlir_scan.function` is not used by the outputs."""
+
+
+class NullTypeGradError(TypeError):
+    """A gradient was requested through an op that has none (Theano's name)."""
 
 
 def check_dtype(dtype: Any, what: str = "dtype") -> str:
@@ -329,6 +334,21 @@ class Op:
 
     def emit(self, block: Any, node: Apply, inputs: list[str]) -> list[str]:  # pragma: no cover
         raise NotImplementedError
+
+    def L_op(self, node: Apply, output_grads: list["Variable | None"]) -> list["Variable | None"]:
+        """The gradients of a cost with respect to the node's inputs (backpropagation).
+
+        `output_grads` holds the gradient of the cost with respect to each
+        output (``None``: the cost does not depend on it, a zero gradient).
+        The result holds one entry per input: a variable of the input's
+        shape, or ``None`` for a zero (or undefined, integer) gradient.
+        :mod:`mlir_scan.builder.gradient` calls it; an op without a gradient
+        raises :class:`NullTypeGradError` naming itself.
+        """
+        raise NullTypeGradError(
+            f"grad: {self} has no gradient: the cost depends on a differentiated input only "
+            f"through {self} (node {node})"
+        )
 
     def _props(self) -> tuple:
         return tuple(getattr(self, p) for p in self.__props__)

@@ -371,6 +371,8 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                 fn_args.append(phs[t])
         out_phs.append(phs)
     non_phs = [_Placeholder(v.type, name=v.name) for v in nonseqs]
+    for p, v in zip(non_phs, nonseqs):
+        p.tag["scan_outer"] = v  # grad() inside fn differentiates through the outer value
     fn_args.extend(non_phs)
 
     n_seq_args = sum(len(t) for _, t in seqs)

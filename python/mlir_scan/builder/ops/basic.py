@@ -17,6 +17,8 @@ import numpy as np
 from ..emitter import Block
 from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, upcast
 from .elemwise import _nobool, broadcast_shapes, cast, elemwise
+from .shape import shape_of
+from .subtensor import Subtensor
 
 __all__ = ["Alloc", "Arange", "Dot", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
 
@@ -64,6 +66,11 @@ class Alloc(Op):
             return bb.cast(args[0], src, out.dtype)
 
         return [b.elementwise(out, [(inputs[0], value.type)], body, out_dims=dims, what="alloc")]
+
+    def L_op(self, node, output_grads):
+        # The broadcast value gets the sum over the broadcast dimensions (done by conform).
+        (g,) = output_grads
+        return [g] + [None] * (len(node.inputs) - 1)
 
 
 class Arange(Op):
@@ -137,6 +144,18 @@ class Arange(Op):
         empty = b.empty(out, [length])
         return b.generic([], [(empty, out, "(d0)")], ["parallel"], body)
 
+    def L_op(self, node, output_grads):
+        # out[i] = start + i * step
+        (g,) = output_grads
+        if g is None or not is_float(self.dtype):
+            return [None, None, None]
+        out = node.outputs[0]
+        zero, one = Constant(np.asarray(0, "int64")), Constant(np.asarray(1, "int64"))
+        n = shape_of(out)[0]
+        n = Constant(np.asarray(n, "int64")) if isinstance(n, int) else n
+        i = cast(Arange("int64")(zero, n, one), self.dtype)
+        return [Reduce("sum", (0,))(g), None, Reduce("sum", (0,))(elemwise("mul", g, i))]
+
 
 class Dot(Op):
     """NumPy's ``dot`` for operands of rank 1 or 2 (and N-D x 1-D/2-D)."""
@@ -206,6 +225,11 @@ class Dot(Op):
             r = inner.op(f"linalg.matvec ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         elif xt.ndim == 1 and yt.ndim == 2:
             r = inner.op(f"linalg.vecmat ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
+        elif xt.ndim == 2 and yt.ndim == 2 and _transposed_source(b, x, dt) is not None:
+            # x.T @ y: a contraction reading x's source in place (no transposed copy).
+            src, src_t = _transposed_source(b, x, dt)
+            r = inner.generic([(src, src_t, "(d2, d0)"), (ys, yt, "(d2, d1)")], [(init, out, "(d0, d1)")],
+                              ["parallel", "parallel", "reduction"], _mul_add_body(dt))[0]
         elif xt.ndim == 2 and yt.ndim == 2:
             r = inner.op(f"linalg.matmul ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         else:
@@ -218,6 +242,89 @@ class Dot(Op):
         if out.ndim == 0:
             return [b.op(f"tensor.extract {res}[] : {acc_t}")]
         return [res]
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        x, y = node.inputs
+        if g is None or not is_float(node.outputs[0].dtype):
+            return [None, None]
+        nx, ny = x.ndim, y.ndim
+        if nx == 1 and ny == 1:
+            return [elemwise("mul", g, y), elemwise("mul", g, x)]
+        if nx == 2 and ny == 1:
+            return [_outer(g, y), Dot()(g, x)]
+        if nx == 1 and ny == 2:
+            return [Dot()(y, g), _outer(x, g)]
+        if nx == 2 and ny == 2:
+            return [Dot()(g, _transpose(y)), Dot()(_transpose(x), g)]
+        if ny == 1:
+            # out[a..., ] = sum_k x[a..., k] y[k]
+            ge = DimShuffle(g.ndim, tuple(range(g.ndim)) + ("x",))(g)
+            gx = elemwise("mul", ge, y)
+            gy = Reduce("sum", tuple(range(nx - 1)))(elemwise("mul", x, ge))
+            return [gx, gy]
+        # out[a..., b..., m] = sum_k x[a..., k] y[b..., k, m]: products broadcast over
+        # (a..., b..., k, m), then summed.
+        na, nb = nx - 1, ny - 2
+        a_dims, b_dims = list(range(na)), list(range(na, na + nb))
+        md = na + nb + 1  # the m dimension of the products
+        g_pat = [d for d in a_dims + b_dims] + ["x", na + nb]
+        g_full = DimShuffle(g.ndim, tuple(g_pat))(g)
+        y_pat = ["x"] * na + list(range(ny))
+        y_full = DimShuffle(ny, tuple(y_pat))(y)
+        x_pat = list(range(na)) + ["x"] * nb + [na, "x"]
+        x_full = DimShuffle(nx, tuple(x_pat))(x)
+        gx = Reduce("sum", tuple(b_dims) + (md,))(elemwise("mul", g_full, y_full))
+        gy = Reduce("sum", tuple(a_dims))(elemwise("mul", g_full, x_full))
+        return [gx, gy]
+
+
+def _transposed_source(b: Block, x: Variable, dtype: str):
+    """(SSA, type) of `y` when `x` is ``y.T`` of a matrix `y` already computed in this scope."""
+    node = x.owner
+    if node is None or not isinstance(node.op, DimShuffle) or node.op.new_order != (1, 0):
+        return None
+    src = node.inputs[0]
+    ssa = b.lookup(src)
+    if ssa is None or src.dtype != dtype:
+        return None
+    return ssa, src.type
+
+
+def _mul_add_body(dt: str):
+    t = DTYPES[dt]
+
+    def body(bb: Block, args: list[str]) -> list[str]:
+        a, c, acc = args
+        if is_float(dt):
+            m = bb.op(f"arith.mulf {a}, {c} : {t}")
+            return [bb.op(f"arith.addf {acc}, {m} : {t}")]
+        m = bb.op(f"arith.muli {a}, {c} : {t}")
+        return [bb.op(f"arith.addi {acc}, {m} : {t}")]
+
+    return body
+
+
+def _transpose(x: Variable) -> Variable:
+    return DimShuffle(2, (1, 0))(x)
+
+
+def _outer(a: Variable, c: Variable) -> Variable:
+    return elemwise("mul", DimShuffle(1, (0, "x"))(a), DimShuffle(1, ("x", 0))(c))
+
+
+def _expand_axes(v: Variable, axes: tuple[int, ...], ndim: int) -> Variable:
+    """`v` (the result of a reduction over `axes`) with those axes put back as size 1."""
+    pattern, k = [], 0
+    for d in range(ndim):
+        if d in axes:
+            pattern.append("x")
+        else:
+            pattern.append(k)
+            k += 1
+    if tuple(pattern) == tuple(range(v.ndim)):
+        return v
+    return DimShuffle(v.ndim, tuple(pattern))(v)
 
 
 def _generic_dot(b: Block, xs: str, xt: TensorType, ys: str, yt: TensorType, init: str, out: TensorType) -> str:
@@ -330,6 +437,36 @@ class Reduce(Op):
             return [b.op(f"tensor.extract {res}[] : tensor<{DTYPES[dt]}>")]
         return b.generic([(inputs[0], x.type, in_map)], [(init, acc_t, out_map)], iters, body)
 
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        x = node.inputs[0]
+        out = node.outputs[0]
+        if g is None or not is_float(out.dtype):
+            return [None]
+        ge = _expand_axes(g, self.axes, x.ndim)
+        dt = out.dtype
+        if self.kind == "sum":
+            dims = shape_of(x)
+            static = tuple(d if isinstance(d, int) else None for d in dims)
+            sym = [d for d in dims if not isinstance(d, int)]
+            return [Alloc(g.dtype, static)(ge, *sym)]
+        oe = _expand_axes(out, self.axes, x.ndim)
+        if self.kind in ("max", "min"):
+            # Every element equal to the extremum gets the gradient (Theano's rule).
+            return [elemwise("mul", ge, elemwise("eq", x, oe))]
+        # prod: the product of the other elements, also where x has zeros.
+        zero = Constant(np.asarray(0, dt))
+        one = Constant(np.asarray(1, dt))
+        is_zero = elemwise("eq", x, zero)
+        nonzero = elemwise("switch", is_zero, one, x)
+        prod_nz = _expand_axes(Reduce("prod", self.axes)(nonzero), self.axes, x.ndim)
+        n_zeros = _expand_axes(Reduce("sum", self.axes)(cast(is_zero, "int64")), self.axes, x.ndim)
+        none = elemwise("eq", n_zeros, Constant(np.asarray(0, "int64")))
+        single = elemwise("and", elemwise("eq", n_zeros, Constant(np.asarray(1, "int64"))), is_zero)
+        others = elemwise("switch", none, elemwise("true_div", prod_nz, nonzero),
+                          elemwise("switch", single, prod_nz, zero))
+        return [elemwise("mul", ge, others)]
+
 
 class _Rank0(TensorType):
     """A rank-0 tensor type (``tensor<f64>``); only used inside emitters."""
@@ -386,6 +523,21 @@ class DimShuffle(Op):
         empty = b.empty(out, dims)
         return b.generic([(inputs[0], x.type, in_map)], [(empty, out, out_map)], ["parallel"] * out.ndim,
                          lambda bb, args: [args[0]])
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None]
+        kept = [i for i, d in enumerate(self.new_order) if d != "x"]
+        if len(kept) != g.ndim:
+            g1 = DimShuffle(g.ndim, tuple(kept))(g)
+        else:
+            g1 = g
+        dims_of_g1 = [self.new_order[i] for i in kept]
+        pattern = tuple(dims_of_g1.index(d) if d in dims_of_g1 else "x" for d in range(self.input_ndim))
+        if pattern == tuple(range(g1.ndim)):
+            return [g1]
+        return [DimShuffle(g1.ndim, pattern)(g1)]
 
 
 class Join(Op):
@@ -493,6 +645,27 @@ class Join(Op):
                 b.stmt(f"}} else {{\n  scf.yield {acc} : {out.mlir}\n}}")
                 acc = res
         return [acc]
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None] * len(node.inputs)
+        grads = []
+        start = 0
+        for piece in node.inputs:
+            size = shape_of(piece)[self.axis]
+            stop = _add_dims(start, size)
+            bounds, syms = [], []
+            for v in (start, stop):
+                if isinstance(v, int):
+                    bounds.append(v)
+                else:
+                    bounds.append("v")
+                    syms.append(cast(v, "int64"))
+            idx = (("s", None, None, None),) * self.axis + (("s", bounds[0], bounds[1], None),)
+            grads.append(Subtensor(idx)(g, *syms) if is_float(piece.dtype) else None)
+            start = stop
+        return grads
 
 
 def _add_dims(a, c):
@@ -628,6 +801,16 @@ class Reshape(Op):
         b.stmt("}")
         return [res]
 
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None] * len(node.inputs)
+        x = node.inputs[0]
+        dims = shape_of(x)
+        static = tuple(d if isinstance(d, int) else None for d in dims)
+        sym = [d for d in dims if not isinstance(d, int)]
+        return [Reshape(static)(g, *sym)] + [None] * (len(node.inputs) - 1)
+
 
 def _reshape_gather(b: Block, flat: str, flat_t: TensorType, out: TensorType, dims: list[str]) -> str:
     """``out[i, j, ...] = flat[linear index of (i, j, ...)]`` as a ``linalg.generic``."""
@@ -658,4 +841,7 @@ class Copy(Op):
         if x.ndim == 0:
             return [inputs[0]]
         return [b.elementwise(x.type, [(inputs[0], x.type)], lambda bb, args: args[0])]
+
+    def L_op(self, node, output_grads):
+        return list(output_grads)
 

@@ -1,10 +1,9 @@
 """``disconnected_grad``: the identity whose gradient is disconnected (Theano's ``theano.gradient``).
 
 Forward, :class:`DisconnectedGrad` is the identity (it emits nothing: its
-output is its input). Backward, no gradient flows through it; the gradient
-module (``mlir_scan.builder.gradient``, when present) gives it that rule.
-Until that module exists, ``mlir_scan.gradient`` is a module holding
-:func:`disconnected_grad` alone (see ``mlir_scan/__init__.py``).
+output is its input). Backward, no gradient flows through it
+(:meth:`DisconnectedGrad.L_op`); ``mlir_scan.gradient.disconnected_grad`` is
+:func:`disconnected_grad`.
 
 Example::
 
@@ -35,6 +34,9 @@ class DisconnectedGrad(Op):
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         return [inputs[0]]
+
+    def L_op(self, node: Apply, output_grads: list) -> list:
+        return [None]  # disconnected: no gradient reaches the input
 
 
 def disconnected_grad(x) -> Variable:

@@ -15,8 +15,10 @@ Example::
 from __future__ import annotations
 
 
+import numpy as np
+
 from ..emitter import Block
-from ..graph import DTYPES, Apply, Op, TensorType, Variable, is_float, is_int, upcast
+from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
 
 __all__ = ["ScalarOp", "Elemwise", "broadcast_shapes", "SCALAR_OPS", "float_dtype_for"]
 
@@ -513,6 +515,26 @@ class Elemwise(Op):
 
         return [b.elementwise(out, operands, lambda bb, args: compute(bb, args, root), what=what)]
 
+    def L_op(self, node: Apply, output_grads: list) -> list:
+        """Gradients by the scalar op's rule (:data:`GRAD_RULES`), of the output's shape.
+
+        Inputs that were broadcast get the full-shape gradient: the caller
+        (:func:`~mlir_scan.builder.ops.autodiff.conform`) sums it back to the
+        input's shape and dtype. Integer and boolean inputs get none.
+        """
+        (g,) = output_grads
+        out = node.outputs[0]
+        if g is None or not is_float(out.dtype):
+            return [None] * len(node.inputs)
+        name = self.scalar_op.name
+        if isinstance(self.scalar_op, Cast):
+            return [g]
+        rule = GRAD_RULES.get(name)
+        if rule is None:  # pragma: no cover - every float-valued scalar op has a rule
+            return Op.L_op(self, node, output_grads)
+        grads = rule(list(node.inputs), out, g)
+        return [gr if is_float(x.dtype) else None for x, gr in zip(node.inputs, grads)]
+
 
 def elemwise(name: str, *inputs: Variable) -> Variable:
     """Applies the scalar op `name` of :data:`SCALAR_OPS` element-wise."""
@@ -524,3 +546,57 @@ def cast(x: Variable, dtype: str) -> Variable:
         return x
     return Elemwise(Cast(dtype))(x)
 
+
+
+# -- gradients ---------------------------------------------------------------------
+
+
+def _k(value, like: Variable) -> Constant:
+    """A scalar constant of `like`'s dtype."""
+    return Constant(np.asarray(value, dtype=like.dtype))
+
+
+def _e(name: str, *xs: Variable) -> Variable:
+    return Elemwise(SCALAR_OPS[name])(*xs)
+
+
+def _sign(x: Variable, like: Variable) -> Variable:
+    pos = _e("switch", _e("gt", x, _k(0, x)), _k(1, like), _k(0, like))
+    return _e("switch", _e("lt", x, _k(0, x)), _k(-1, like), pos)
+
+
+def _g_pow(xs, o, g):
+    x, y = xs
+    gx = _e("mul", g, _e("mul", y, _e("pow", x, _e("sub", y, _k(1, y) if not is_float(y.dtype) else _k(1.0, y)))))
+    gy = _e("mul", g, _e("mul", _e("log", x), o)) if is_float(y.dtype) else None
+    return [gx, gy]
+
+
+#: scalar op name -> rule(inputs, output, output gradient) -> input gradients.
+GRAD_RULES = {
+    "add": lambda xs, o, g: [g, g],
+    "sub": lambda xs, o, g: [g, _e("neg", g)],
+    "mul": lambda xs, o, g: [_e("mul", g, xs[1]), _e("mul", g, xs[0])],
+    "true_div": lambda xs, o, g: [_e("true_div", g, xs[1]), _e("neg", _e("true_div", _e("mul", g, o), xs[1]))],
+    "int_div": lambda xs, o, g: [None, None],
+    "mod": lambda xs, o, g: [g, _e("neg", _e("mul", g, _e("int_div", xs[0], xs[1])))],
+    "pow": _g_pow,
+    "neg": lambda xs, o, g: [_e("neg", g)],
+    "abs": lambda xs, o, g: [_e("mul", g, _sign(xs[0], g))],
+    "maximum": lambda xs, o, g: [_e("mul", g, _e("eq", o, xs[0])), _e("mul", g, _e("eq", o, xs[1]))],
+    "minimum": lambda xs, o, g: [_e("mul", g, _e("eq", o, xs[0])), _e("mul", g, _e("eq", o, xs[1]))],
+    "switch": lambda xs, o, g: [None, _e("switch", xs[0], g, _k(0, g)), _e("switch", xs[0], _k(0, g), g)],
+    "exp": lambda xs, o, g: [_e("mul", g, o)],
+    "log": lambda xs, o, g: [_e("true_div", g, xs[0])],
+    "log1p": lambda xs, o, g: [_e("true_div", g, _e("add", _k(1, o), xs[0]))],
+    "sqrt": lambda xs, o, g: [_e("true_div", _e("mul", g, _k(0.5, o)), o)],
+    "tanh": lambda xs, o, g: [_e("mul", g, _e("sub", _k(1, o), _e("mul", o, o)))],
+    "sin": lambda xs, o, g: [_e("mul", g, _e("cos", xs[0]))],
+    "cos": lambda xs, o, g: [_e("neg", _e("mul", g, _e("sin", xs[0])))],
+    "floor": lambda xs, o, g: [None],
+    "ceil": lambda xs, o, g: [None],
+    "sigmoid": lambda xs, o, g: [_e("mul", g, _e("mul", o, _e("sub", _k(1, o), o)))],
+    "softplus": lambda xs, o, g: [_e("mul", g, _e("sigmoid", xs[0]))],
+    "sqr": lambda xs, o, g: [_e("mul", g, _e("mul", _k(2, o), xs[0]))],
+    "identity": lambda xs, o, g: [g],
+}

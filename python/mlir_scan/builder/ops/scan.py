@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable
+from . import scan_grad
 from .shape import Shape_i
 
 __all__ = ["ScanOp", "ScanShape"]
@@ -55,6 +56,7 @@ class ScanOp(Op):
         truncate_gradient: int = -1,
         kinds: list[str] | None = None,
         state_checks: list[tuple[int, int, bool, str]] | None = None,
+        mitmot_taps: list[tuple[tuple[int, ...], tuple[int, ...]]] | None = None,
         nitsot_runtime: list[bool] | None = None,
     ):
         self.inner_inputs = list(inner_inputs)
@@ -62,6 +64,12 @@ class ScanOp(Op):
         self.seq_taps = [tuple(t) for t in seq_taps]
         self.mitsot_taps = [tuple(t) for t in mitsot_taps]
         self.n_seqs = len(self.seq_taps)
+        #: (in_taps, out_taps) of each mitmot group (what a gradient builds):
+        #: its buffer is an input after the sequences, its in-tap slices are
+        #: inner inputs after the sequence slices, its out-tap rows the first
+        #: inner outputs, and the final buffer the first outputs of the node.
+        self.mitmot_taps = [(tuple(i), tuple(o)) for i, o in (mitmot_taps or [])]
+        self.n_mitmot = len(self.mitmot_taps)
         self.n_mitsot = len(self.mitsot_taps)
         self.n_sitsot = n_sitsot
         self.n_nitsot = n_nitsot
@@ -84,7 +92,7 @@ class ScanOp(Op):
         n_out = self.n_mitsot + n_sitsot + n_nitsot
         if len(self.keep) != n_out:
             raise ValueError("ScanOp: one keep entry per output")
-        if len(self.inner_outputs) != n_out + (1 if until else 0):
+        if len(self.inner_outputs) != self.n_mitmot_outs + n_out + (1 if until else 0):
             raise ValueError("ScanOp: one inner output per output (+ the until condition)")
 
     # Every scan is its own op (its inner graph is part of its identity).
@@ -102,7 +110,23 @@ class ScanOp(Op):
     # -- structure -------------------------------------------------------------
     @property
     def n_outputs(self) -> int:
+        """The outputs with one row per step (mitsot, sitsot, nitsot), after the mitmot buffers."""
         return self.n_mitsot + self.n_sitsot + self.n_nitsot
+
+    @property
+    def n_mitmot_ins(self) -> int:
+        return sum(len(i) for i, _ in self.mitmot_taps)
+
+    @property
+    def n_mitmot_outs(self) -> int:
+        return sum(len(o) for _, o in self.mitmot_taps)
+
+    #: :func:`~mlir_scan.builder.ops.autodiff.backprop` tells which inputs need a gradient.
+    L_op_wants_needed = True
+
+    def L_op(self, node: Apply, output_grads: list, needed: list | None = None) -> list:
+        """Backpropagation through time: a backward ``scan.scan`` (see :mod:`.scan_grad`)."""
+        return scan_grad.scan_L_op(self, node, output_grads, needed)
 
     def n_dyn_dims(self) -> int:
         return self._dyn_dims_before(len(self.nitsot_shapes))
@@ -123,7 +147,7 @@ class ScanOp(Op):
         """A list ordered like the node's inputs, split into the groups of ``scan.scan``."""
         i = 1
         groups = {"n_steps": [ins[0]]}
-        for name, n in (("sequences", self.n_seqs), ("mitsot", self.n_mitsot), ("sitsot", self.n_sitsot),
+        for name, n in (("sequences", self.n_seqs), ("mitmot", self.n_mitmot), ("mitsot", self.n_mitsot), ("sitsot", self.n_sitsot),
                         ("nonseqs", self.n_nonseqs), ("nitsot_dims", self.n_dyn_dims()),
                         ("state_dims", self.n_check_inputs())):
             groups[name] = ins[i:i + n]
@@ -136,7 +160,7 @@ class ScanOp(Op):
         return int(n_steps.data)
 
     def make_node(self, n_steps: Variable, *outer: Variable) -> Apply:
-        expected = (self.n_seqs + self.n_mitsot + self.n_sitsot + self.n_nonseqs + self.n_dyn_dims()
+        expected = (self.n_seqs + self.n_mitmot + self.n_mitsot + self.n_sitsot + self.n_nonseqs + self.n_dyn_dims()
                     + self.n_check_inputs())
         if len(outer) != expected:
             raise TypeError(f"{self}: expected {expected + 1} inputs, got {len(outer) + 1}")
@@ -157,6 +181,16 @@ class ScanOp(Op):
                     raise TypeError(f"{self}: sequence {seq} ({seq.type}) does not match its slices ({ph.type})")
                 k += 1
             pos += 1
+        mitmot_types = []
+        for in_taps, _ in self.mitmot_taps:
+            buf = ins[pos]
+            for _ in in_taps:
+                ph = self.inner_inputs[k]
+                if buf.ndim != ph.ndim + 1 or buf.dtype != ph.dtype:
+                    raise TypeError(f"{self}: mitmot buffer {buf} ({buf.type}) does not match its taps ({ph.type})")
+                k += 1
+            mitmot_types.append(buf.type)
+            pos += 1
         for taps in self.mitsot_taps:
             init = ins[pos]
             ph = self.inner_inputs[k]
@@ -170,15 +204,16 @@ class ScanOp(Op):
                 raise TypeError(f"{self}: {v} ({v.type}) does not match the inner input {ph} ({ph.type})")
             k += 1
             pos += 1
-        out_types = []
-        outs = self.inner_outputs
+        out_types = list(mitmot_types)
+        outs = self.inner_outputs[self.n_mitmot_outs:]
+        first = self.n_seqs + self.n_mitmot
         for i in range(self.n_outputs):
             rows = self.keep[i] or n
             if i < self.n_mitsot:
-                init = outer[self.n_seqs + i]
+                init = outer[first + i]
                 out_types.append(init.type.row().stacked(rows))
             elif i < self.n_mitsot + self.n_sitsot:
-                init = outer[self.n_seqs + i]
+                init = outer[first + i]
                 out_types.append(init.type.stacked(rows))
             else:
                 j = i - self.n_mitsot - self.n_sitsot
@@ -187,10 +222,10 @@ class ScanOp(Op):
 
     def infer_shape(self, node: Apply, input_shapes: list[tuple]) -> list[tuple]:
         groups = self.outer_groups(node)
-        first = 1 + self.n_seqs
+        first = 1 + self.n_seqs + self.n_mitmot
         n_steps = node.inputs[0]
         dyn = iter(groups["nitsot_dims"])
-        shapes = []
+        shapes = [tuple(input_shapes[1 + self.n_seqs + j]) for j in range(self.n_mitmot)]
         for i in range(self.n_outputs):
             if self.keep[i]:
                 lead = self.keep[i]
@@ -205,13 +240,14 @@ class ScanOp(Op):
             else:
                 j = i - self.n_mitsot - self.n_sitsot
                 if self.nitsot_runtime[j]:
-                    rest = tuple(d if d is not None else Shape_i(k + 1)(node.outputs[i])
+                    rest = tuple(d if d is not None else Shape_i(k + 1)(node.outputs[self.n_mitmot + i])
                                  for k, d in enumerate(self.nitsot_shapes[j]))
                 else:
                     rest = tuple(d if d is not None else next(dyn) for d in self.nitsot_shapes[j])
             if lead is None:
-                static = node.outputs[i].type.shape[0]
-                lead = static if static is not None else _dim0(node.outputs[i])
+                out_var = node.outputs[self.n_mitmot + i]
+                static = out_var.type.shape[0]
+                lead = static if static is not None else _dim0(out_var)
             shapes.append((lead,) + rest)
         return shapes
 
@@ -230,13 +266,15 @@ class ScanOp(Op):
         values); a body without any is pure and the pipeline deletes the
         scan. `until` scans keep their row count read from the result.
         """
-        shapes = []
+        # A mitmot's final buffer has the shape of the buffer given.
+        shapes = [tuple(input_shapes[1 + self.n_seqs + j]) for j in range(self.n_mitmot)]
         for i in range(self.n_outputs):
-            dims = list(ScanShape(self, i).make_node(*node.inputs, node.outputs[i]).outputs)
+            out = node.outputs[self.n_mitmot + i]
+            dims = list(ScanShape(self, i).make_node(*node.inputs, out).outputs)
             if self.keep[i]:
                 dims[0] = self.keep[i]
             elif self.until:
-                dims[0] = _dim0(node.outputs[i])
+                dims[0] = _dim0(out)
             shapes.append(tuple(dims))
         return shapes
 
@@ -282,6 +320,7 @@ class ScanOp(Op):
         it = iter(inputs)
         n_ssa = next(it)
         seqs = [next(it) for _ in range(self.n_seqs)]
+        mitmots = [next(it) for _ in range(self.n_mitmot)]
         mitsots = [next(it) for _ in range(self.n_mitsot)]
         sitsots = [next(it) for _ in range(self.n_sitsot)]
         nonseqs = [next(it) for _ in range(self.n_nonseqs)]
@@ -314,7 +353,8 @@ class ScanOp(Op):
             n_static = None
 
         # Nitsots with dynamic rows become sitsots with a zero init.
-        nit_out = self.inner_outputs[self.n_mitsot + self.n_sitsot:self.n_outputs]
+        n_mm = self.n_mitmot_outs
+        nit_out = self.inner_outputs[n_mm + self.n_mitsot + self.n_sitsot:n_mm + self.n_outputs]
         converted, static_nit = [], []
         dim_it = iter(zip(dims, groups["nitsot_dims"]))
         for j, shape in enumerate(self.nitsot_shapes):
@@ -334,6 +374,7 @@ class ScanOp(Op):
                 static_nit.append(j)
 
         seq_vars = groups["sequences"]
+        mm_vars = groups["mitmot"]
         mit_vars = groups["mitsot"]
         sit_vars = groups["sitsot"]
         non_vars = groups["nonseqs"]
@@ -350,6 +391,10 @@ class ScanOp(Op):
         for i, taps in enumerate(self.seq_taps):
             for _ in taps:
                 bind(self.inner_inputs[k], seq_vars[i].type.row().mlir)
+                k += 1
+        for i, (in_taps, _) in enumerate(self.mitmot_taps):
+            for _ in in_taps:
+                bind(self.inner_inputs[k], mm_vars[i].type.row().mlir)
                 k += 1
         for i, taps in enumerate(self.mitsot_taps):
             for _ in taps:
@@ -398,8 +443,12 @@ class ScanOp(Op):
                 ssa = region.tensor_cast(ssa, var.type, want)
             yields.append((ssa, want.mlir))
 
-        outs = self.inner_outputs
-        k = sum(len(taps) for taps in self.seq_taps)
+        for j, (_, out_taps) in enumerate(self.mitmot_taps):
+            start = sum(len(o) for _, o in self.mitmot_taps[:j])
+            for q in range(len(out_taps)):
+                yield_value(self.inner_outputs[start + q], mm_vars[j].type.row())
+        outs = self.inner_outputs[n_mm:]
+        k = sum(len(taps) for taps in self.seq_taps) + self.n_mitmot_ins
         mit_refs = []
         for taps in self.mitsot_taps:
             mit_refs.append(region.lookup(self.inner_inputs[k]))
@@ -433,6 +482,10 @@ class ScanOp(Op):
             return f"tensor<{r}x{row_mlir}>"
 
         result_types, keep, order = [], [], []
+        for j in range(self.n_mitmot):
+            result_types.append(mm_vars[j].type.mlir)
+            keep.append(0)
+            order.append(-1 - j)
         for i in range(self.n_mitsot):
             result_types.append(stacked(mit_vars[i].type.row().mlir, i))
             keep.append(self.keep[i])
@@ -464,6 +517,12 @@ class ScanOp(Op):
             for s, v, taps in zip(seqs, seq_vars, self.seq_taps):
                 items.append(f"{s}[{', '.join(str(t) for t in taps)}] : {v.type.mlir}")
             parts.append(f"sequences({', '.join(items)})")
+        if mitmots:
+            items = []
+            for s, v, (in_taps, out_taps) in zip(mitmots, mm_vars, self.mitmot_taps):
+                items.append(f"{s}[{', '.join(str(t) for t in in_taps)}] -> [{', '.join(str(t) for t in out_taps)}]"
+                             f" : {v.type.mlir}")
+            parts.append(f"mitmot({', '.join(items)})")
         if mitsots:
             items = []
             for s, v, taps in zip(mitsots, mit_vars, self.mitsot_taps):
@@ -485,15 +544,17 @@ class ScanOp(Op):
         b.lines.extend(region.lines)
         b.stmt(f"}} -> ({', '.join(result_types)})")
         names = [name] if count == 1 else [f"{name}#{i}" for i in range(count)]
-        results: list[str] = [""] * self.n_outputs
+        # Node outputs: the mitmot buffers, then the per-step outputs.
+        results: list[str] = [""] * (self.n_mitmot + self.n_outputs)
         for ssa, idx in zip(names, order):
-            results[idx] = ssa
+            results[idx + self.n_mitmot if idx >= 0 else -1 - idx] = ssa
         # The graph's output types may be more static than the op's.
-        for idx in range(self.n_outputs):
-            want = node.outputs[idx].type
-            have_mlir = result_types[order.index(idx)]
+        for pos, idx in enumerate(order):
+            r = idx + self.n_mitmot if idx >= 0 else -1 - idx
+            want = node.outputs[r].type
+            have_mlir = result_types[pos]
             if have_mlir != want.mlir:
-                results[idx] = b.op(f"tensor.cast {results[idx]} : {have_mlir} to {want.mlir}", "cast")
+                results[r] = b.op(f"tensor.cast {results[r]} : {have_mlir} to {want.mlir}", "cast")
         return results
 
 

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 from ..emitter import Block
 from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
-from .elemwise import broadcast_shapes
+import numpy as np
+
+from .elemwise import broadcast_shapes, elemwise
 from .shape import Shape_i
 
 __all__ = ["Subtensor", "IncSubtensor", "make_index_list"]
@@ -378,6 +380,10 @@ class Subtensor(_IndexOp):
             return [b.if_else(bad, lambda bb: _zero(bb, xt.dtype), read, xt.mlir_elem)]
 
         def read_slice(bb: Block) -> str:
+            if 0 in xt.shape:
+                # A statically empty tensor has only empty slices (MLIR rejects any
+                # extract_slice of it, even at offset 0).
+                return bb.empty(rt, [_as_ssa(bb, di.size) for di in dims if di.kind != "i"])
             if _positive_static(dims):
                 offs, sizes, strides = _slice_operands(bb, dims)
                 return bb.op(f"tensor.extract_slice {inputs[0]}[{offs}] [{sizes}] [{strides}] : "
@@ -391,6 +397,14 @@ class Subtensor(_IndexOp):
             sizes = [_as_ssa(b, di.size) for di in dims if di.kind != "i"]
             r = b.if_else(bad, lambda bb: bb.filled(rt, sizes, _zero(bb, xt.dtype)), read_slice, rt.mlir)
         return [b.tensor_cast(r, rt, out)]
+
+    def L_op(self, node, output_grads):
+        # Zeros of x's shape with the gradient added at the indexed part.
+        (g,) = output_grads
+        x, syms = node.inputs[0], node.inputs[1:]
+        if g is None or not is_float(x.dtype):
+            return [None] * len(node.inputs)
+        return [IncSubtensor(self.idx_list, False)(_zeros_of(x), g, *syms)] + [None] * len(syms)
 
 
 class IncSubtensor(_IndexOp):
@@ -532,3 +546,23 @@ class IncSubtensor(_IndexOp):
         b.lines.extend(body_b.lines)
         b.stmt(f"}} else {{\n  scf.yield {xs} : {xt.mlir}\n}}")
         return [res]
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        x, y, syms = node.inputs[0], node.inputs[1], node.inputs[2:]
+        if g is None:
+            return [None] * len(node.inputs)
+        if self.set_instead_of_inc:
+            # The overwritten part of x has no influence.
+            gx = IncSubtensor(self.idx_list, True)(g, Constant(np.asarray(0, g.dtype)), *syms)
+        else:
+            gx = g
+        # (y was broadcast to the subtensor: the caller sums back to y's shape.)
+        gy = Subtensor(self.idx_list)(g, *syms)
+        return [gx, gy] + [None] * len(syms)
+
+
+def _zeros_of(x: Variable) -> Variable:
+    """Zeros of `x`'s shape and dtype (a select on a false constant: no values of x are used)."""
+    zero = Constant(np.asarray(0, x.dtype))
+    return elemwise("switch", Constant(np.asarray(False)), x, zero)

@@ -1,0 +1,232 @@
+"""Symbolic differentiation: ``grad``, ``jacobian``, ``hessian``, ``disconnected_grad`` (``theano.gradient``).
+
+:func:`grad` walks the graph backwards from the cost, asking each node's op for
+the gradients of its inputs (``Op.L_op``, next to each op class) and summing
+the contributions of every use of a variable
+(:func:`~mlir_scan.builder.ops.autodiff.backprop`). The gradient of a scan
+is a second scan that runs backwards (backpropagation through time, its
+recurrent gradients MITMOT states: :mod:`~mlir_scan.builder.ops.scan_grad`).
+:func:`jacobian` and :func:`hessian` are built the way Theano builds them: a
+scan over the rows of a gradient.
+
+Example::
+
+    >>> import mlir_scan as theano
+    >>> from mlir_scan import tensor as T
+    >>> x = T.dscalar("x")
+    >>> gy = T.grad(x ** 2, x)
+    >>> f = theano.function([x], gy)
+    >>> f(4)
+    array(8.)
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from . import tensor as T
+from .graph import Constant, NullTypeGradError, Variable, clone_replace, graph_inputs, is_float, toposort
+from .ops.autodiff import DisconnectedGrad, backprop, conform, one_like, zeros_like
+from .scan_module import scan
+
+__all__ = ["grad", "jacobian", "hessian", "disconnected_grad", "DisconnectedInputError", "NullTypeGradError"]
+
+
+class DisconnectedInputError(ValueError):
+    """A variable given to :func:`grad` is not part of the cost's graph (Theano's name)."""
+
+
+def disconnected_grad(x: Any) -> Variable:
+    """`x` in the forward computation, but no gradient flows back through it."""
+    return DisconnectedGrad()(T.as_tensor_variable(x))
+
+
+def _describe(v: Variable, label: str) -> str:
+    return f"{label} ({v.name})" if v.name else f"{label} ({v!r})"
+
+
+def _outer_values(graph_roots: list[Variable]) -> dict[Variable, Variable]:
+    """Non-sequence placeholders of a scan step being traced -> their outer values.
+
+    Inside a step function the non-sequences are placeholders; Theano gives
+    ``fn`` the outer variables themselves, so ``T.grad(y[i], x)`` with `y`
+    and `x` passed as non-sequences differentiates through `y`'s graph. The
+    placeholders are replaced by their outer values for the differentiation;
+    the scan then passes whatever the gradient uses as non-sequences.
+    """
+    return {v: v.tag["scan_outer"] for v in graph_roots if "scan_outer" in v.tag}
+
+
+def grad(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs: str = "raise",
+         add_names: bool = True, known_grads: Any = None, return_disconnected: str = "zero",
+         null_gradients: str = "raise") -> Any:
+    """The gradient of the scalar `cost` with respect to `wrt` (a variable or a list).
+
+    Theano's arguments: `consider_constant` (variables through which no
+    gradient flows), `disconnected_inputs` (``"raise"``, ``"warn"`` or
+    ``"ignore"`` for a `wrt` the cost does not depend on),
+    `return_disconnected` (``"zero"``, ``"None"`` or ``"Disconnected"``: what
+    such a `wrt` gets), `known_grads` (a dict variable -> gradient, used
+    instead of or in addition to a cost). Integer and boolean variables are
+    not differentiable; an op without a gradient on the way raises
+    :class:`NullTypeGradError`.
+    """
+    if disconnected_inputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"grad: disconnected_inputs must be 'raise', 'warn' or 'ignore', got {disconnected_inputs!r}")
+    if return_disconnected not in ("zero", "None", "Disconnected"):
+        raise ValueError(f"grad: return_disconnected must be 'zero', 'None' or 'Disconnected', "
+                         f"got {return_disconnected!r}")
+    if cost is None and not known_grads:
+        raise ValueError("grad: give a cost or known_grads")
+    if cost is not None:
+        try:
+            cost = T.as_tensor_variable(cost)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"grad: the cost must be a symbolic scalar, got {cost!r}") from exc
+        if cost.ndim != 0:
+            raise TypeError(f"grad: the cost must be a scalar, got {cost} of type {cost.type} "
+                            "(sum it, or use jacobian for a vector)")
+        if not is_float(cost.dtype):
+            raise TypeError(f"grad: the cost must be a float scalar, got {cost} of dtype {cost.dtype}")
+
+    single = not isinstance(wrt, (list, tuple))
+    wrt_list = [wrt] if single else list(wrt)
+    for i, w in enumerate(wrt_list):
+        label = "wrt" if single else f"wrt[{i}]"
+        if not isinstance(w, Variable):
+            raise TypeError(f"grad: {label} must be a symbolic variable, got {w!r}")
+        if not is_float(w.dtype):
+            raise TypeError(
+                f"grad: {_describe(w, label)} has dtype {w.dtype}; integer and boolean variables are "
+                "not differentiable (cast to a float type first)")
+
+    seeds: list[tuple[Variable, Variable]] = []
+    if cost is not None:
+        seeds.append((cost, one_like(cost)))
+    for k, g in (known_grads or {}).items():
+        if not isinstance(k, Variable):
+            raise TypeError(f"grad: known_grads keys must be symbolic variables, got {k!r}")
+        g = T.as_tensor_variable(g)
+        if g.ndim != k.ndim:
+            raise TypeError(f"grad: known_grads[{k}] has rank {g.ndim}, the variable has rank {k.ndim}")
+        seeds.append((k, conform(g, k)))
+
+    # Inside a scan step: differentiate through the outer values of non-sequences.
+    roots = graph_inputs([v for v, _ in seeds] + wrt_list)
+    outer = _outer_values(roots)
+    if outer:
+        replaced = clone_replace([v for v, _ in seeds], outer)
+        seeds = [(nv, g) for nv, (_, g) in zip(replaced, seeds)]
+        wrt_eff = [outer.get(w, w) for w in wrt_list]
+    else:
+        wrt_eff = wrt_list
+
+    stop = set()
+    for c in consider_constant or ():
+        if not isinstance(c, Variable):
+            raise TypeError(f"grad: consider_constant must hold symbolic variables, got {c!r}")
+        stop.add(outer.get(c, c).id)
+
+    grads = backprop(seeds, wrt_eff, stop)
+    connected = _connected(seeds, wrt_eff, stop)
+    out = []
+    for i, (w, g) in enumerate(zip(wrt_list, grads)):
+        if g is None:
+            if not connected[i]:
+                label = "wrt" if single else f"wrt[{i}]"
+                through = _integer_ops(seeds, wrt_eff[i], stop)
+                if through:
+                    why = ("it reaches the cost only through integer or boolean values, which have no "
+                           f"gradient: through {', '.join(through)}")
+                else:
+                    why = "it is not part of the computational graph of the cost"
+                msg = (f"grad: the cost does not depend on {_describe(w, label)}: {why} "
+                       "(pass disconnected_inputs='ignore' to get a zero gradient)")
+                if disconnected_inputs == "raise":
+                    raise DisconnectedInputError(msg)
+                if disconnected_inputs == "warn":
+                    warnings.warn(msg, stacklevel=2)
+                if return_disconnected != "zero":
+                    out.append(None)
+                    continue
+            g = zeros_like(w)
+        out.append(g)
+    if add_names:
+        for w, g in zip(wrt_list, out):
+            if g is not None and g.name is None and w.name and not isinstance(g, Constant):
+                g.name = f"(d{cost.name if cost is not None and cost.name else 'cost'}/d{w.name})"
+    return out[0] if single else out
+
+
+def _connected(seeds, wrt: list[Variable], stop: set[int]) -> list[bool]:
+    """Whether each `wrt` is on the seeds' graph through float variables (not through `stop`)."""
+    seen: set[int] = set()
+    stack = [v for v, _ in seeds if is_float(v.dtype)]
+    while stack:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        if v.owner is None or v.id in stop:
+            continue
+        stack.extend(i for i in v.owner.inputs if is_float(i.dtype) and i.id not in seen)
+    return [w.id in seen for w in wrt]
+
+
+def _integer_ops(seeds, w: Variable, stop: set[int]) -> list[str]:
+    """The ops with integer/boolean outputs through which the seeds depend on `w` (named)."""
+    dependent = {w.id}
+    names: list[str] = []
+    for node in toposort([v for v, _ in seeds], stop=stop):
+        if any(i.id in dependent for i in node.inputs):
+            dependent.update(o.id for o in node.outputs)
+            if any(is_float(i.dtype) and i.id in dependent for i in node.inputs) and \
+                    not any(is_float(o.dtype) for o in node.outputs):
+                label = str(node.op)
+                if label not in names:
+                    names.append(label)
+    return names
+
+
+def _flat(expression: Variable) -> Variable:
+    return expression if expression.ndim <= 1 else T.flatten(expression)
+
+
+def jacobian(expression: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs: str = "raise") -> Any:
+    """The Jacobian of `expression` (flattened) with respect to `wrt`: a scan over its rows.
+
+    Row ``i`` is ``grad(expression[i], wrt)``; a scalar expression gives its
+    gradient (Theano's rule).
+    """
+    expression = T.as_tensor_variable(expression)
+    single = not isinstance(wrt, (list, tuple))
+    wrt_list = [wrt] if single else list(wrt)
+    if expression.ndim == 0:
+        g = grad(expression, wrt_list, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs)
+        return g[0] if single else g
+    flat = _flat(expression)
+
+    def row(i):
+        return grad(flat[i], wrt_list, consider_constant=consider_constant,
+                    disconnected_inputs=disconnected_inputs)
+
+    rows, _ = scan(row, sequences=T.arange(flat.shape[0]), return_list=True, name="jacobian")
+    return rows[0] if single else rows
+
+
+def hessian(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs: str = "raise") -> Any:
+    """The Hessian of the scalar `cost` with respect to each vector in `wrt` (Theano's ``hessian``)."""
+    cost = T.as_tensor_variable(cost)
+    if cost.ndim != 0:
+        raise TypeError(f"hessian: the cost must be a scalar, got {cost.type}")
+    single = not isinstance(wrt, (list, tuple))
+    wrt_list = [wrt] if single else list(wrt)
+    out = []
+    for i, w in enumerate(wrt_list):
+        if not isinstance(w, Variable) or w.ndim != 1:
+            label = "wrt" if single else f"wrt[{i}]"
+            raise TypeError(f"hessian: {label} must be a vector, got {w!r}")
+        g = grad(cost, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs)
+        out.append(jacobian(g, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs))
+    return out[0] if single else out

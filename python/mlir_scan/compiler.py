@@ -1,0 +1,58 @@
+"""``mlir_scan.compile``: MLIR text to a callable program, for the CPU or for CUDA GPUs.
+
+The entry point above both back ends: :class:`~mlir_scan.runtime.Program`
+(native CPU code, :mod:`mlir_scan.runtime`) and
+:class:`~mlir_scan.cuda.CudaProgram` (NVVM/PTX, :mod:`mlir_scan.cuda`, which
+builds on the CPU runtime).
+
+Example::
+
+    >>> import numpy as np, mlir_scan
+    >>> prog = mlir_scan.compile('''
+    ...   func.func @double(%x: tensor<?xf64>) -> tensor<?xf64> {
+    ...     %y = arith.addf %x, %x : tensor<?xf64>
+    ...     return %y : tensor<?xf64>
+    ...   }''')
+    >>> prog.double(np.arange(3.0))
+    array([0., 2., 4.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlir import ir
+
+from .cuda import CudaProgram
+from .runtime import Program
+
+__all__ = ["compile"]
+
+
+def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
+            vectorize: bool = True, checks: bool = True, target: str = "cpu",
+            **cuda_options: Any) -> Program:
+    """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
+
+    ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
+    ``optimize=False`` skips the scan rewrites (``FAST_COMPILE``), and a string
+    runs that pass pipeline instead (e.g. ``"scan-push-out-seq,scan-remove-unused"``),
+    which is how the tests compare a program with and without one rewrite.
+    ``opt_level`` is LLVM's optimization level (0-3). ``vectorize=False`` leaves
+    the inner loops of linalg ops to LLVM's loop vectorizer instead of
+    ``scan-vectorize-linalg-loops`` (for comparing results and speed).
+    ``checks=False`` leaves out the run-time verification of the program's
+    own ops (``scan-runtime-verification``: mismatched dynamic sizes,
+    out-of-bounds indices), for IR known to be correct; the scans' own checks
+    and the allocation checks always stay.
+
+    ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
+    options ``chip``, ``mode``, ``format``, ``emulate``).
+    """
+    if target == "cuda":
+        return CudaProgram(source, optimize=optimize, opt_level=opt_level, **cuda_options)
+    if target != "cpu":
+        raise ValueError(f"compile: target must be 'cpu' or 'cuda', not {target!r}")
+    if cuda_options:
+        raise TypeError(f"compile: {', '.join(sorted(cuda_options))} only apply to target='cuda'")
+    return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks)
