@@ -241,16 +241,10 @@ def test_rnn_backward_values():
     cost = (hs ** 2).sum()
     grads = pytensor.grad(cost, [W, U, b, h0, x])
     ours, ref = compile_both(ins, [cost] + grads)
+    assert whole(ours), ours.maker.linker.left_to_pytensor
     assert_same(ours, ref, *args, rtol=1e-10)
 
 
-NEEDS_MITMOT = pytest.mark.xfail(
-    not mp.mitmot.available(), strict=True,
-    reason="MITMOT needs the builder's ScanOp mitmot groups (branch grad, not merged yet): the backward scan "
-           "runs in PyTensor")
-
-
-@NEEDS_MITMOT
 def test_rnn_backward_is_one_module_with_mitmot():
     ins, hs, args = _rnn()
     x, h0, W, U, b = ins
@@ -260,7 +254,6 @@ def test_rnn_backward_is_one_module_with_mitmot():
     assert "mitmot(" in ours.maker.linker.ir
 
 
-@NEEDS_MITMOT
 def test_guide_rnn_gradient_multi_tap_mitmot():
     """The gradient of the guide's RNN: mit_mot groups with taps (0, 3, 1) -> (3, 1) and (0, 1) -> (1,)."""
     W, W_in_1, W_in_2, W_feedback, W_out = (pt.matrix(n) for n in ("W", "Win1", "Win2", "Wfb", "Wout"))
@@ -286,7 +279,6 @@ def test_guide_rnn_gradient_multi_tap_mitmot():
     assert_same(ours, ref, *args, rtol=1e-10)
 
 
-@NEEDS_MITMOT
 def test_truncated_gradient():
     x, h0, W = pt.matrix("x"), pt.vector("h0"), pt.matrix("W")
     hs = pytensor.scan(lambda x_t, h, W: pt.tanh(pt.dot(h, W) + x_t), sequences=x, outputs_info=h0,

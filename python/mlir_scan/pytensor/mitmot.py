@@ -14,26 +14,20 @@ out nitsot shapes and state checks), passing each mitmot buffer as a
 the same order as PyTensor's inner function. :func:`rebuild` then turns that
 scan into one with the mitmot groups: the same inner graph, the sequence
 slices become mitmot in-taps, the trailing nitsots become the out-tap yields.
-This needs the builder's ``ScanOp`` with ``mitmot_taps``
-(:func:`available`); without it a MITMOT scan is
+A group without in-taps (``scan.scan`` allows it, PyTensor's ``grad``
+never builds one) or with a repeated tap is
 :class:`~mlir_scan.pytensor.translate.Unsupported`.
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from ..builder.graph import Variable
 from ..builder.ops.scan import ScanOp
 from .translate import Translator, Unsupported
 
-__all__ = ["available", "Group", "groups", "builder_arguments", "rebuild", "copy_op"]
-
-
-def available() -> bool:
-    """Whether the builder's scan has MITMOT groups."""
-    return "mitmot_taps" in inspect.signature(ScanOp.__init__).parameters
+__all__ = ["Group", "groups", "builder_arguments", "rebuild", "copy_op"]
 
 
 class Group:
@@ -52,8 +46,6 @@ def groups(node: Any) -> list[Group]:
 
 def builder_arguments(tr: Translator, node: Any, mm: list[Group]) -> tuple[list, int]:
     """The extra builder sequences (buffers read at their in-taps) and the number of out-tap rows."""
-    if mm and not available():
-        raise Unsupported(node.op, "MITMOT groups need the builder's ScanOp with mitmot_taps (branch grad)")
     seqs = []
     for g in mm:
         if not g.in_taps:
@@ -71,9 +63,7 @@ def copy_op(op: ScanOp, **changes: Any) -> ScanOp:
         mitsot_taps=op.mitsot_taps, n_sitsot=op.n_sitsot, n_nitsot=op.n_nitsot, n_nonseqs=op.n_nonseqs,
         until=op.until, go_backwards=op.go_backwards, keep=op.keep, nitsot_shapes=op.nitsot_shapes,
         name=op.name, truncate_gradient=op.truncate_gradient, kinds=op.kinds,
-        state_checks=op.state_checks, nitsot_runtime=op.nitsot_runtime)
-    if available():
-        fields["mitmot_taps"] = op.mitmot_taps
+        state_checks=op.state_checks, nitsot_runtime=op.nitsot_runtime, mitmot_taps=op.mitmot_taps)
     fields.update(changes)
     return ScanOp(**fields)
 

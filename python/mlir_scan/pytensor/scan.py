@@ -153,7 +153,7 @@ def with_keep(results: list[Variable], keep: dict[int, int]) -> list[Variable]:
 
 def _op_index(node: Any, var: Variable) -> int:
     """The index of `var` among the outputs of `node` after its mitmot buffers."""
-    outs = node.outputs[getattr(node.op, "n_mitmot", 0):]
+    outs = node.outputs[node.op.n_mitmot:]
     for i, out in enumerate(outs):
         if out is var:
             return i
@@ -212,7 +212,7 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
     if mm:
         old = results[0].owner
         finals, rest = mitmot.rebuild(old, mm, len(seqs))
-        old_outs = old.outputs[getattr(old.op, "n_mitmot", 0):]
+        old_outs = old.outputs[old.op.n_mitmot:]
         results = [rest[_index(old_outs, r)] for r in results[:len(results) - n_mm_rows]]
     n_state = len(mitsot_bufs) + len(sitsot_bufs)
     pt_states = op.outer_mitsot_outs(node.outputs) + op.outer_sitsot_outs(node.outputs)
