@@ -376,3 +376,17 @@ def test_bad_steps_are_python_errors():
     want, got = _exception_of(ref, np.ones(3), -1), _exception_of(ours, np.ones(3), -1)
     assert want is IndexError and got is ValueError, (got, want)
     assert_same(ours, ref, np.ones(3), 2)
+
+
+# -- the runnable examples of the package's docstrings -----------------------------------------
+
+
+@pytest.mark.parametrize("name", ["", ".translate", ".elemwise", ".tensor_ops", ".scan", ".linker", ".fallback"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"mlir_scan.pytensor{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    assert result.attempted > 0

@@ -45,6 +45,7 @@ from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.subtensor import IncSubtensor, Subtensor, indices_from_subtensor
 
 from ..builder import tensor as T
+from ..builder.ops.basic import DimShuffle as BDimShuffle
 from ..builder.ops.shape import Shape_i as BShape_i
 from ..builder.ops.shape import MakeVector as BMakeVector
 from .translate import Translator, Unsupported, register
@@ -80,9 +81,9 @@ def _dot_of(x: Any, y: Any) -> Any:
     matrix); the builder's vector products vectorize better than a 1-row matmul.
     """
     if x.ndim == 2 and y.ndim == 2 and x.type.shape[0] == 1:
-        return T.dimshuffle(T.dot(x[0], y), "x", 0)
+        return T.dimshuffle(T.dot(dimshuffle_folded(x, (1,)), y), "x", 0)
     if x.ndim == 2 and y.ndim == 2 and y.type.shape[1] == 1:
-        return T.dimshuffle(T.dot(x, y[:, 0]), 0, "x")
+        return T.dimshuffle(T.dot(x, dimshuffle_folded(y, (0,))), 0, "x")
     return T.dot(x, y)
 
 
@@ -128,9 +129,33 @@ def _ger(tr: Translator, node: Any, ins: list) -> list:
 # -- structure ------------------------------------------------------------------------------
 
 
+def dimshuffle_folded(x: Any, order: tuple) -> Any:
+    """``T.dimshuffle(x, *order)``, composed with the dimshuffle that made `x` if there is one.
+
+    PyTensor's rewritten scans squeeze what they just expanded
+    (``Squeeze(ExpandDims(h))``): composing the two patterns gives ``h`` itself
+    instead of two copies per step.
+
+    >>> v = T.vector("v")
+    >>> dimshuffle_folded(T.dimshuffle(v, "x", 0), (1,)) is v
+    True
+    """
+    node = x.owner
+    if node is not None and isinstance(node.op, BDimShuffle):
+        inner = node.op.new_order
+        composed = tuple("x" if d == "x" else inner[d] for d in order)
+        source = node.inputs[0]
+        dropped = set(range(source.ndim)) - {d for d in composed if d != "x"}
+        if all(source.type.shape[d] == 1 for d in dropped):
+            if composed == tuple(range(source.ndim)):
+                return source
+            return T.dimshuffle(source, *composed)
+    return T.dimshuffle(x, *order)
+
+
 @register(DimShuffle)
 def _dimshuffle(tr: Translator, node: Any, ins: list) -> list:
-    return [T.dimshuffle(ins[0], *node.op.new_order)]
+    return [dimshuffle_folded(ins[0], tuple(node.op.new_order))]
 
 
 _REDUCTIONS = {
