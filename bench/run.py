@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import workloads  # noqa: E402
 
 IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-nochecks", "jax", "numba", "pytensor-c", "pytensor-numba",
-                   "pytensor-jax", "numpy-loop"]
+                   "pytensor-jax", "pytensor-mlir", "numpy-loop"]
 
 
 def _steady_time(fn, args, min_repeats: int, budget_s: float) -> float:
