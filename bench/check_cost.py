@@ -24,13 +24,17 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 
+# Valgrind runs the child without instrumentation (the compile would take
+# minutes instrumented); the child switches it on once the program is compiled.
 _CHILD = """
-import sys
+import os, subprocess, sys
 sys.path.insert(0, {bench!r})
 import numpy as np, workloads
 make = getattr(workloads, {make!r})
 w = make(np.{dtype}, True, **{sizes!r})
 fn = w.builders[{impl!r}]()
+fn(*w.inputs)
+subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
 for _ in range({calls}):
     fn(*w.inputs)
 """
@@ -54,7 +58,7 @@ def count(make: str, dtype: str, impl: str, calls: int) -> int:
         out = Path(tmp) / "callgrind.out"
         code = _CHILD.format(bench=str(BENCH), make=make, dtype=dtype, sizes=SIZES[make], impl=impl,
                              calls=calls)
-        subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no",
+        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                         "--toggle-collect=mlirScanInvoke", f"--callgrind-out-file={out}",
                         sys.executable, "-c", code], check=True, capture_output=True, text=True)
         summary = re.search(r"^summary:\s+(\d+)", out.read_text(), re.MULTILINE)
@@ -66,8 +70,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--only", help="run only workloads whose function name contains this")
     args = parser.parse_args()
-    if not shutil.which("valgrind"):
-        sys.exit("valgrind is needed (apt install valgrind)")
+    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+        sys.exit("valgrind and callgrind_control are needed (apt install valgrind)")
     print(f"{'workload':28s}{'checks':>16s}{'no checks':>16s}{'ratio':>8s}   (instructions per call)")
     for make in SIZES:
         if args.only and args.only not in make:

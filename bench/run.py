@@ -28,8 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import workloads  # noqa: E402
 
-IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c", "pytensor-numba",
-                   "pytensor-jax", "numpy-loop"]
+IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c",
+                   "pytensor-numba", "pytensor-jax", "pytensor-mlir", "numpy-loop"]
 
 
 def _steady_time(fn, args, min_repeats: int, budget_s: float) -> float:

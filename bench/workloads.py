@@ -81,7 +81,13 @@ def _pytensor_modes():
         "pytensor-c": Mode(linker="cvm", optimizer="fast_run"),
         "pytensor-numba": "NUMBA",
         "pytensor-jax": "JAX",
+        # mlir-scan's PyTensor mode (mlir_scan.pytensor): the same PyTensor graph.
+        "pytensor-mlir": "MLIR_SCAN",
     }
+
+
+#: The PyTensor modes, as implementation names.
+PYTENSOR_IMPLS = ("pytensor-c", "pytensor-numba", "pytensor-jax", "pytensor-mlir")
 
 
 def _materialize(result):
@@ -96,8 +102,10 @@ def _pytensor_builders(build_graph: Callable[[Any], Callable]) -> dict[str, Call
     def builder(mode_name: str) -> Callable[[], Callable]:
         def build() -> Callable:
             modes = _pytensor_modes()
-            if mode_name != "pytensor-c":
+            if mode_name in ("pytensor-numba", "pytensor-jax"):
                 _require("numba" if mode_name == "pytensor-numba" else "jax")
+            if mode_name == "pytensor-mlir":
+                import mlir_scan.pytensor  # noqa: F401  (registers the MLIR_SCAN mode)
             fn = build_graph(modes[mode_name])
             # The JAX mode returns JAX arrays, computed asynchronously: wait
             # for the values, as every other implementation does.
@@ -105,7 +113,7 @@ def _pytensor_builders(build_graph: Callable[[Any], Callable]) -> dict[str, Call
 
         return build
 
-    return {name: builder(name) for name in ("pytensor-c", "pytensor-numba", "pytensor-jax")}
+    return {name: builder(name) for name in PYTENSOR_IMPLS}
 
 
 def _jax():

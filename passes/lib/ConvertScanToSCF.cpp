@@ -150,6 +150,35 @@ Value zeroRow(OpBuilder &b, Location loc, Type rowType,
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
+/// The scalar every element of `tensor` equals, when its producer says so:
+/// a `linalg.fill`, a `linalg.generic` that only yields a scalar input (a
+/// broadcast), or a splat constant. Null otherwise. The value is defined
+/// before `tensor`, so it can be used wherever `tensor` can.
+Value splatValueOf(OpBuilder &b, Value tensor) {
+  if (auto fill = tensor.getDefiningOp<linalg::FillOp>())
+    return fill.getInputs()[0];
+  if (auto generic = tensor.getDefiningOp<linalg::GenericOp>()) {
+    if (generic.getNumDpsInits() != 1 ||
+        generic.getNumLoops() != generic.getNumParallelLoops())
+      return {};
+    auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+    auto arg = dyn_cast<BlockArgument>(yield.getOperand(0));
+    if (!arg || arg.getOwner() != generic.getBody() ||
+        arg.getArgNumber() >= generic.getNumDpsInputs())
+      return {};
+    Value input = generic.getDpsInputOperand(arg.getArgNumber())->get();
+    return isa<ShapedType>(input.getType()) ? Value() : input;
+  }
+  DenseElementsAttr dense;
+  if (matchPattern(tensor, m_Constant(&dense)) && dense.isSplat()) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(tensor);
+    return arith::ConstantOp::create(b, tensor.getLoc(),
+                                     dense.getSplatValue<TypedAttr>());
+  }
+  return {};
+}
+
 /// `lo = min(0, taps...)` of a mitmot's in and out taps.
 int64_t mitmotLow(ScanOp op, unsigned i) {
   int64_t lo = std::min<int64_t>(0, op.getMitMotOutTapsAt(i).front());
@@ -204,9 +233,20 @@ struct OutputPlan {
 };
 
 /// How one mitmot buffer is updated.
+///
+/// A mitmot whose result is not used (the gradient of a scan whose initial
+/// state's gradient nobody asked for) lives in a ring of `span + 1` rows, the
+/// rows one step touches: step `t` first loads row `t + span` (from the
+/// operand, or as the operand's splat value) into the slot of row `t - 1`,
+/// which no later step reads. Otherwise the whole buffer is copied (or, for a
+/// splat operand, filled) and updated in place.
 struct MitMotPlan {
-  Value buffer;                 // memref holding the current buffer
+  Value buffer;                 // memref holding the current buffer (a ring)
   int64_t lo = 0;
+  int64_t span = 0;             // hi - lo: rows a step touches, minus one
+  Value init;                   // the operand
+  Value splat;                  // the operand's splat value, or null
+  Value ringRows;               // rows of the ring, null for a full buffer
   SmallVector<Value> scratch;   // per in tap: row copy when an out tap
                                 // overwrites the same row, else null
 };
@@ -237,6 +277,10 @@ private:
   SmallVector<OpFoldResult> rowSizesOf(const OutputPlan &plan, Value buffer);
   Value stateRow(const OutputPlan &plan, Value t, ValueRange regs, int64_t k);
   Value finalResult(const OutputPlan &plan, Value stepsRun);
+  /// The buffer row holding row `row` of mitmot `plan`.
+  Value mitMotSlot(const MitMotPlan &plan, Value row);
+  /// Loads row `row` of mitmot `plan`'s operand into its ring.
+  void loadMitMotRow(const MitMotPlan &plan, Value row);
 
   Value plus(Value v, int64_t k) {
     if (k == 0)
@@ -308,19 +352,67 @@ Value ScanLowering::emitRuntimeChecks() {
   return arith::SelectOp::create(rewriter, loc, ok, n, zero);
 }
 
+Value ScanLowering::mitMotSlot(const MitMotPlan &plan, Value row) {
+  if (!plan.ringRows)
+    return row;
+  return arith::RemUIOp::create(rewriter, loc, row, plan.ringRows);
+}
+
+void ScanLowering::loadMitMotRow(const MitMotPlan &plan, Value row) {
+  Value slot = mitMotSlot(plan, row);
+  if (!plan.splat) {
+    writeBufferRow(rewriter, loc, extractTensorRow(rewriter, loc, plan.init, row),
+                   plan.buffer, slot);
+    return;
+  }
+  if (cast<MemRefType>(plan.buffer.getType()).getRank() == 1) {
+    memref::StoreOp::create(rewriter, loc, plan.splat, plan.buffer, slot);
+    return;
+  }
+  linalg::FillOp::create(rewriter, loc, plan.splat,
+                         bufferRowView(rewriter, loc, plan.buffer, slot));
+}
+
 void ScanLowering::planMitMots() {
   for (unsigned i = 0; i < op.getNumMitMot(); ++i) {
     MitMotPlan plan;
     plan.lo = mitmotLow(op, i);
-    Value init = op.getMitmot()[i];
+    int64_t hi = std::max<int64_t>(0, op.getMitMotOutTapsAt(i).back());
+    if (!op.getMitMotInTapsAt(i).empty())
+      hi = std::max(hi, op.getMitMotInTapsAt(i).back());
+    plan.span = hi - plan.lo;
+    Value init = plan.init = op.getMitmot()[i];
+    plan.splat = splatValueOf(rewriter, init);
     auto type = cast<RankedTensorType>(init.getType());
-    // The result must not modify the operand: update a copy in place.
-    plan.buffer = allocBuffer(rewriter, loc,
-                              tensor::getMixedSizes(rewriter, loc, init),
-                              type.getElementType());
-    bufferization::MaterializeInDestinationOp::create(
-        rewriter, loc, TypeRange{}, init, plan.buffer, /*restrict=*/true,
-        /*writable=*/true);
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, init);
+    if (op.getResult(i).use_empty()) {
+      plan.ringRows = constIndex(rewriter, loc, plan.span + 1);
+      sizes[0] = rewriter.getIndexAttr(plan.span + 1);
+      plan.buffer = allocBuffer(rewriter, loc, sizes, type.getElementType());
+      // Rows [0, span) before the first step; none when no step runs (the
+      // operand may then be shorter than that).
+      if (plan.span > 0) {
+        Value runs =
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                  nSteps, constIndex(rewriter, loc, 0));
+        auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, runs,
+                                      /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(ifOp.thenBlock());
+        for (int64_t j = 0; j < plan.span; ++j)
+          loadMitMotRow(plan, constIndex(rewriter, loc, j));
+      }
+    } else {
+      // The result must not modify the operand: update a copy in place
+      // (or a buffer filled with the operand's splat value).
+      plan.buffer = allocBuffer(rewriter, loc, sizes, type.getElementType());
+      if (plan.splat)
+        linalg::FillOp::create(rewriter, loc, plan.splat, plan.buffer);
+      else
+        bufferization::MaterializeInDestinationOp::create(
+            rewriter, loc, TypeRange{}, init, plan.buffer, /*restrict=*/true,
+            /*writable=*/true);
+    }
     // A row read by an in tap and overwritten by an out tap of the same
     // step is read from a copy: the body may write its result before it
     // has finished reading its inputs.
@@ -606,9 +698,12 @@ SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
   }
 
   for (auto [i, plan] : llvm::enumerate(mitmots)) {
+    // A ring first receives the one row this step touches for the first time.
+    if (plan.ringRows)
+      loadMitMotRow(plan, plus(t, plan.span));
     for (auto [k, scratch] :
          llvm::zip(op.getMitMotInTapsAt(i), plan.scratch)) {
-      Value row = plus(t, k - plan.lo);
+      Value row = mitMotSlot(plan, plus(t, k - plan.lo));
       if (!scratch) {
         args.push_back(readBufferRow(rewriter, loc, plan.buffer, row));
         continue;
@@ -650,7 +745,8 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
     for (int64_t k : op.getMitMotOutTapsAt(i)) {
       Value row = yielded[y++];
       checkRowSizes(row, plan.buffer, i);
-      writeBufferRow(rewriter, loc, row, plan.buffer, plus(t, k - plan.lo));
+      writeBufferRow(rewriter, loc, row, plan.buffer,
+                     mitMotSlot(plan, plus(t, k - plan.lo)));
     }
   SmallVector<Value> next(regs.begin(), regs.end());
   for (OutputPlan &plan : plans) {
@@ -870,6 +966,17 @@ void ScanLowering::lower() {
 
   SmallVector<Value> results;
   for (auto [i, plan] : llvm::enumerate(mitmots)) {
+    if (plan.ringRows) {
+      // (nothing reads the result)
+      auto type = cast<RankedTensorType>(op.getResult(i).getType());
+      Value empty = tensor::EmptyOp::create(
+          rewriter, loc, tensor::getMixedSizes(rewriter, loc, plan.init),
+          type.getElementType());
+      if (empty.getType() != type)
+        empty = tensor::CastOp::create(rewriter, loc, type, empty);
+      results.push_back(empty);
+      continue;
+    }
     Value result = bufferAsTensor(rewriter, loc, plan.buffer);
     if (result.getType() != op.getResult(i).getType())
       result = tensor::CastOp::create(rewriter, loc, op.getResult(i).getType(),

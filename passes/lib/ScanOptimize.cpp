@@ -26,14 +26,15 @@ using namespace mlir;
 namespace {
 
 /// One round, in PyTensor's order: unused/constant inputs, push-outs
-/// (non-sequences, sequences, outputs), merges, then save-mem last (it
-/// changes output types, which the other rewrites treat as opaque).
+/// (non-sequences, sequences, outputs), merges, then save-mem (it changes
+/// output types, which the other rewrites treat as opaque) and the push-out
+/// of accumulations, which needs the `keep = 1` that save-mem sets.
 constexpr llvm::StringLiteral kRound =
     "canonicalize,scan-remove-unused,scan-reassociate-adds,"
     "scan-push-out-non-seq,scan-push-out-seq,scan-push-out-output,"
     "scan-remove-unused,canonicalize,cse,"
     "scan-merge,scan-merge-inouts,scan-remove-unused,canonicalize,cse,"
-    "scan-save-mem,canonicalize";
+    "scan-save-mem,canonicalize,scan-push-out-accumulation";
 
 struct ScanOptimizePass
     : scan::impl::ScanOptimizeBase<ScanOptimizePass> {

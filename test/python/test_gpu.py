@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 import mlir_scan
 import mlir_scan._cli
 from mlir_scan import cuda
+from mlir_scan import tensor as T
 
 import test_differential as td
 
@@ -298,6 +299,12 @@ def test_merged_ptx_checks_every_module():
     assert ptxas(merge_ptx(modules), "sm_90").returncode == 0
     broken = modules[:-1] + [modules[-1].replace("ret;", "ret")]
     assert ptxas(merge_ptx(broken), "sm_90").returncode != 0
+    # Device functions (a bare `.func`, declared then defined, as libdevice's
+    # pow is) are renamed apart too: two modules that both define one merge.
+    x = T.dvector("x")
+    pow_ptx = split_ptx(mlir_scan.function([x], x ** x, target="cuda").program.ir("ptx"))
+    assert any(re.search(r"^\.func\b", m, re.M) for m in pow_ptx)
+    assert ptxas(merge_ptx(pow_ptx + pow_ptx), "sm_90").returncode == 0
 
 
 # --------------------------------------------------------------------------- #

@@ -47,6 +47,43 @@ def test_rnn_gradient(mode):
     assert "go_backwards" in f.ir
 
 
+@pytest.mark.parametrize("k", [-1, -3, 0, 4])
+def test_cost_on_one_row_of_the_states(k):
+    """A cost on hs[k] only: its gradient arrives at one row, which the backward step
+    adds when it handles step k (no T x H array of zeros is read)."""
+    def cost(W, U, b, h0, xs):
+        hs, _ = theano.scan(lambda x, h, W, U, b: T.tanh(T.dot(W, h) + T.dot(U, x) + b),
+                            sequences=xs, outputs_info=h0, non_sequences=[W, U, b])
+        return (hs[k] * T.as_tensor_variable(np.arange(1.0, 5.0))).sum()
+
+    def reference(W, U, b, h0, xs):
+        h, rows = h0, []
+        for x in xs:
+            h = np.tanh(W @ h + U @ x + b)
+            rows.append(h)
+        return (rows[k] * np.arange(1.0, 5.0)).sum()
+
+    check_grad(cost, RNN_VALUES, reference=reference)
+
+
+def test_cost_on_a_symbolic_row_and_its_bounds():
+    """hs[i] for an int input i: the gradient against finite differences for every i,
+    and an i out of bounds is the IndexError of the forward indexing."""
+    from gradcheck import numeric_grad
+
+    xs, h0, W, i = T.dmatrix("xs"), T.dvector("h0"), T.dmatrix("W"), T.iscalar("i")
+    hs, _ = theano.scan(lambda x, h, W: T.tanh(T.dot(W, h) + x), sequences=xs, outputs_info=h0, non_sequences=W)
+    f_cost = theano.function([xs, h0, W, i], hs[i].sum())
+    f_grad = theano.function([xs, h0, W, i], T.grad(hs[i].sum(), W))
+    xv, hv, wv = _u(5, 3), _u(3), _u(3, 3) * 0.7
+    for iv in (-5, -2, 0, 3, 4):
+        want = numeric_grad(lambda w: f_cost(xv, hv, w, iv), [wv], 0)
+        assert_close(f_grad(xv, hv, wv, iv), want, what=f"i = {iv}")
+    for iv in (5, -6):
+        with pytest.raises(IndexError):
+            f_grad(xv, hv, wv, iv)
+
+
 def test_rnn_gradient_ir_through_scan_opt(tmp_path):
     import subprocess
 

@@ -115,7 +115,8 @@ def _graph():
 def test_core_never_imports_the_builder():
     mods, graph = _graph()
     for name, deps in graph.items():
-        if name == "mlir_scan" or name.startswith("mlir_scan.builder"):
+        # The PyTensor front end sits above the builder, as the builder above the core.
+        if name == "mlir_scan" or name.startswith(("mlir_scan.builder", "mlir_scan.pytensor")):
             continue
         bad = [d for d, _ in deps if d == "mlir_scan" or d.startswith("mlir_scan.builder")]
         assert not bad, f"{name} (core) imports {bad}"
@@ -155,3 +156,26 @@ def test_no_import_cycles_and_no_imports_inside_functions():
     for name in sorted(edges):
         if name not in state:
             walk(name, [name])
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_only_the_pytensor_front_end_imports_pytensor():
+    """PyTensor is optional (``mlir-scan[pytensor]``): only ``mlir_scan.pytensor`` imports it,
+    and nothing else in the package imports ``mlir_scan.pytensor``."""
+    mods, graph = _graph()
+    for name, (path, _) in mods.items():
+        inside = name == "mlir_scan.pytensor" or name.startswith("mlir_scan.pytensor.")
+        if path.suffix == ".py" and not inside:
+            assert "pytensor" not in _third_party_imports(path), f"{name} imports pytensor"
+        if not inside:
+            bad = [d for d, _ in graph[name] if d.startswith("mlir_scan.pytensor")]
+            assert not bad, f"{name} imports {bad}"

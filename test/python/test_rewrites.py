@@ -63,6 +63,7 @@ PASSES = (
     "scan-merge",
     "scan-merge-inouts",
     "scan-save-mem",
+    "scan-push-out-accumulation",
     "scan-optimize",
 )
 
@@ -201,6 +202,23 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "whole_reads": [(5, 0.5, 1), (4, 0.0, 0)],
         "mitmot": [(4, f64(5)), (0, f64(1))],
     }),
+    "scan-push-out-accumulation.mlir": ("scan-push-out-accumulation", {
+        "outer_generic_add": [(5, f64(5, 4), f64(5, 3), f64(4, 3)), (0, f64(0, 4), f64(0, 3), f64(4, 3)),
+                              (2, f64(7, 4), f64(3, 3), f64(4, 3))],
+        "matmul_column_row": [(4, f32(4, 4, 1), f32(4, 1, 3), f32(4, 3)), (1, f32(1, 4, 1), f32(1, 1, 3), f32(4, 3))],
+        "matmul_accumulate": [(5, f64(5, 4, 1), f64(5, 1, 3), f64(4, 3)), (0, f64(0, 4, 1), f64(0, 1, 3), f64(4, 3))],
+        "fused_update": [(6, f64(6, 4), f64(6, 3), f64(4, 3))],
+        "generic_into_state": [(5, f64(5, 4), f64(5, 3), f64(4, 3)), (0, f64(0, 4), f64(0, 3), f64(4, 3))],
+        "rnn_grad_dW": [(5, f64(5, 4), f64(5, 4), f64(6, 4), f64(4, 4), f64(4, 4)),
+                        (0, f64(0, 4), f64(0, 4), f64(1, 4), f64(4, 4), f64(4, 4))],
+        "clipped_product": [(4, f64(4, 5), f64(4, 3), f64(5, 3)), (3, f64(3, 6), f64(3, 4), f64(5, 2)),
+                            (0, f64(0, 2), f64(0, 2), f64(2, 2))],
+        "until_steps": [(6, f64(6, 4), f64(6, 3), f64(4, 3)), (6, np.full((6, 4), 0.9), f64(6, 3), f64(4, 3))],
+        "all_rows_used": [(4, f64(4, 4), f64(4, 3), f64(4, 3))],
+        "state_read_in_step": [(4, f64(4, 4), f64(4, 3), f64(4, 3))],
+        "rank_two_product": [(3, f64(3, 4, 2), f64(3, 2, 3), f64(4, 3))],
+        "last_row_read": [(5, f64(5, 4), f64(5, 3), f64(4, 3), f64(3)), (1, f64(1, 4), f64(1, 3), f64(4, 3), f64(3))],
+    }),
     "scan-optimize.mlir": ("scan-optimize", {
         "elman_rnn": [(f32(6, 3), f32(4), f32(4, 4), f32(3, 4), f32(4)),
                       (f32(0, 3), f32(4), f32(4, 4), f32(3, 4), f32(4))],
@@ -283,6 +301,8 @@ ERRORS: list[tuple[str, str, tuple]] = [
     ("scan-merge-inouts.mlir", "duplicate_sequence_and_nitsot", (4, f64(3))),
     ("scan-merge-inouts.mlir", "duplicate_nonsequence", (4, i32(4), I32(0), I32(1))),
     ("scan-merge-inouts.mlir", "nothing_to_merge", (4, f64(5), 0.0, 0.0, f64(3))),
+    ("scan-push-out-accumulation.mlir", "outer_generic_add", (5, f64(4, 4), f64(5, 3), f64(4, 3))),
+    ("scan-push-out-accumulation.mlir", "rnn_grad_dW", (5, f64(5, 4), f64(5, 4), f64(5, 4), f64(4, 4), f64(4, 4))),
 ]
 
 

@@ -266,6 +266,53 @@ def ScanPushOutOutput : Pass<"scan-push-out-output"> {
   ];
 }
 
+def ScanPushOutAccumulation : Pass<"scan-push-out-accumulation"> {
+  let summary = "Sum the outer products accumulated in a scan state with one contraction after the loop";
+  let description = [{
+    PyTensor's push-out of gradient accumulations. A sitsot matrix `acc` of
+    which only the final value is used (`keep = 1`) and whose update is
+    `acc + outer(a_t, b_t)` (nothing else reads `acc` but `tensor.dim`)
+    holds, after the loop, `init + sum_t outer(a_t, b_t) = init + A^T B`,
+    with `a_t` the rows of `A` and `b_t` those of `B`. The scan stacks `a_t`
+    and `b_t` as two nitsot outputs instead, and one contraction over the
+    rows after the loop, computed into the init, replaces the result: the
+    loop no longer reads and writes the whole matrix every step. The
+    factors may depend on anything in the step but `acc` (a state, a
+    sequence, a mitmot row).
+
+    Recognized updates, for `col` of shape `[M]` or `[M, 1]` and `row` of
+    shape `[N]` or `[1, N]`: `linalg.matmul ins(col, row) outs(acc)`; an
+    elementwise add (`arith.addf`/`addi` on tensors, or a `linalg.generic`
+    adding two identically indexed inputs) of `acc` and a product that is a
+    `linalg.matmul ins(col, row)` into zeros or a `linalg.generic`
+    multiplying `col` broadcast along columns with `row` broadcast along
+    rows; and one `linalg.generic` computing `acc + col * row`. Floating-
+    point sums are reassociated (results change within rounding).
+
+    ```mlir
+    %r = scan.scan steps(%n) sequences(%xs, %ys : tensor<?x4xf64>, tensor<?x3xf64>)
+        sitsot(%acc0 : tensor<4x3xf64>) keep [1] {
+    ^bb0(%x: tensor<4xf64>, %y: tensor<3xf64>, %acc: tensor<4x3xf64>):
+      %p = linalg.generic {(i, j) -> (i), (i, j) -> (j), (i, j) -> (i, j)}
+          ins(%x, %y) outs(%e) { mulf }
+      %next = arith.addf %acc, %p : tensor<4x3xf64>
+      scan.yield %next : tensor<4x3xf64>
+    } -> (tensor<1x4x3xf64>)
+    // becomes
+    %r:2 = scan.scan ... { scan.yield %x, %y } -> (tensor<?x4xf64>, tensor<?x3xf64>)
+    %sum = linalg.generic {(i, j, t) -> (t, i), (i, j, t) -> (t, j), (i, j, t) -> (i, j)}
+        ins(%r#0, %r#1) outs(%acc0) { acc + a * b }
+    %res = tensor.expand_shape %sum [[0, 1], [2]] : tensor<4x3xf64> into tensor<1x4x3xf64>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numPushedOut", "pushed-out", "Number of accumulations summed after the scan">
+  ];
+}
+
 def ScanReassociateAdds : Pass<"scan-reassociate-adds"> {
   let summary = "Group the step-independent terms of sums in scan bodies";
   let description = [{

@@ -20,7 +20,7 @@ from .elemwise import _nobool, broadcast_shapes, cast, elemwise
 from .shape import shape_of
 from .subtensor import Subtensor
 
-__all__ = ["Alloc", "Arange", "Dot", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
+__all__ = ["Alloc", "Arange", "Dot", "AddDotT", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
 
 
 class Alloc(Op):
@@ -268,6 +268,46 @@ class Dot(Op):
         gx = Reduce("sum", tuple(b_dims) + (md,))(elemwise("mul", g_full, y_full))
         gy = Reduce("sum", tuple(a_dims))(elemwise("mul", g_full, x_full))
         return [gx, gy]
+
+
+class AddDotT(Op):
+    """``c + a.T @ b`` for matrices, computed into `c` (no other ``c``-sized buffer).
+
+    The gradient of a scan sums outer products of stacked rows in pieces
+    (``scan_grad.py``): each piece's product accumulates into the previous one.
+    """
+
+    def make_node(self, c: Variable, a: Variable, b: Variable) -> Apply:
+        if not (c.ndim == a.ndim == b.ndim == 2) or not (c.dtype == a.dtype == b.dtype) or not is_float(c.dtype):
+            raise TypeError("AddDotT: three float matrices of one dtype")
+        for x, y, what in ((a.type.shape[0], b.type.shape[0], "rows of a and b"),
+                           (a.type.shape[1], c.type.shape[0], "columns of a and rows of c"),
+                           (b.type.shape[1], c.type.shape[1], "columns of b and c")):
+            if x is not None and y is not None and x != y:
+                raise ValueError(f"AddDotT: {what} differ: {x} != {y}")
+        return Apply(self, [c, a, b], [c.type])
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[0]]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        c, a, y = node.inputs
+        cs, as_, ys = inputs
+        ct, at, yt = c.type, a.type, y.type
+        # Mismatched sizes would read out of bounds: the call fails instead.
+        for (x_ssa, x_t, xd), (y_ssa, y_t, yd) in (((as_, at, 0), (ys, yt, 0)), ((as_, at, 1), (cs, ct, 0)),
+                                                   ((ys, yt, 1), (cs, ct, 1))):
+            have, need = b.dim(x_ssa, x_t, xd), b.dim(y_ssa, y_t, yd)
+            b.check(b.icmp("ne", have, need), "dot: shapes not aligned: {have} != {need}", have, need)
+        return [b.generic([(as_, at, "(d2, d0)"), (ys, yt, "(d2, d1)")], [(cs, ct, "(d0, d1)")],
+                          ["parallel", "parallel", "reduction"], _mul_add_body(c.dtype))[0]]
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        c, a, y = node.inputs
+        if g is None:
+            return [None, None, None]
+        return [g, Dot()(y, _transpose(g)), Dot()(a, g)]
 
 
 def _transposed_source(b: Block, x: Variable, dtype: str):

@@ -7,19 +7,24 @@ the forward step, as in Theano (``reference/*internals*``):
 
 * the forward values a step read are fed back as **sequences**: the forward
   sequences with their taps mirrored, and each recurrent state's rows
-  ``concat(init, outputs)``, tap ``k`` becoming tap ``-k``;
+  ``concat(init, outputs)``, tap ``k`` becoming tap ``-k`` (only the outputs,
+  no concatenated copy, when the step reads nothing but the current row);
 * the gradient of each recurrent state (SITSOT, MITSOT, and MITMOT of a
   forward scan that is itself a gradient) is a **MITMOT** buffer, in reverse
-  row order: in-tap 0 reads the state's complete gradient at this step, and
-  the out-taps ``-k`` add the step's contribution to the rows the step read
-  (their own gradients, complete only when the loop reaches them);
+  row order, that starts as zeros: in-tap 0 reads what later steps added to
+  the state's gradient at this step, to which the step adds the gradient
+  arriving at the output row (a sequence, or one row for all steps); the
+  out-taps ``-k`` add the step's contribution to the rows the step read
+  (their own gradients, complete only when the loop reaches them). (A zero
+  buffer whose final value is unused costs two rows after the lowering.)
 * the gradient of each output without state (NITSOT) is a sequence, and so
   are the forward outputs themselves (the step reads ``tanh(a_t)`` from the
   forward results instead of recomputing the forward step);
 * the gradients of the non-sequences are sums over the steps: terms that are
   outer products of two per-step vectors (``dW += outer(h_{t-1}, da_t)``)
-  leave the loop as one matmul of the two stacked vectors (NITSOT outputs),
-  the other terms accumulate in SITSOT states (only the last row is kept);
+  leave the loop as one matmul of the two stacked vectors (NITSOT outputs, or
+  rows of the forward values read in place through views), the other terms
+  accumulate in SITSOT states (only the last row is kept);
 * the gradients of the sequences are NITSOT outputs, one per tap, added into
   zeros of the sequence's shape after the loop.
 
@@ -38,11 +43,11 @@ import numpy as np
 
 from ..graph import Apply, Constant, TensorType, Variable, clone_replace, graph_inputs, is_float
 from .autodiff import SpecifyShape, alloc_to, backprop, elem, retype, zeros_like
-from .basic import Alloc, DimShuffle, Dot, Join
+from .basic import AddDotT, Alloc, Arange, DimShuffle, Dot, Join
 from .elemwise import Elemwise
 from .elemwise import cast
 from .shape import Shape_i, shape_of
-from .subtensor import IncSubtensor, Subtensor
+from .subtensor import IncSubtensor, RowsReversed, Subtensor
 
 __all__ = ["scan_L_op"]
 
@@ -309,6 +314,51 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         out = reg_outs[first_nit + j]
         if out.owner is not None and out not in replace:
             cur_nit[j] = replace[out] = _Placeholder(TensorType(out.dtype, op.nitsot_shapes[j]))
+    # A state's complete gradient at step t is what later steps added into its MITMOT
+    # row (in-tap 0, the buffer starts as zeros) plus the gradient arriving at output
+    # row t, read as a row of a sequence, or as one row when all rows are the same
+    # (the gradient of hs.sum()). The buffer then holds nothing but zeros before the
+    # loop, which lets the lowering keep only the rows the step touches.
+    mm_in0: dict[int, Variable] = {}  # state -> placeholder of in-tap 0
+    g_rows_seq: dict[int, Variable] = {}  # state -> placeholder of the output gradient row
+    g_rows_non: list[tuple[Variable, Variable]] = []  # (outer row, placeholder)
+    step_rows: list = []  # sequences of the forward step index (outer, [(0, placeholder)])
+    for s_, d in delta_phs.items():
+        row_t = states[s_][5]
+        g = g_state_out[s_]
+        if g is None:
+            mm_in0[s_] = d
+            continue
+        acc0 = mm_in0[s_] = _Placeholder(row_t)
+        same_row = _row_constant(g)
+        one_row = _single_row(g) if same_row is None else None
+        if one_row is not None:
+            # Zeros but one row k (the gradient of a cost on hs[k]): the step
+            # adds that row when its forward step is k, and reads no T x S array.
+            k, row = one_row
+            if row.dtype != row_t.dtype:
+                row = cast(row, row_t.dtype)
+            t_ph = _Placeholder(TensorType("int64", ()))
+            step_rows.append((_stack_rows(Arange("int64")(_i64(D), _i64(N), _i64(1)), t_ph.type), [(0, t_ph)]))
+            # k as a forward step: arange(N)[k] (negative k counts from the end; an
+            # index out of bounds is the IndexError the output's gradient raised).
+            k_in = _Placeholder(TensorType("int64", ()))
+            g_rows_non.append((_row(Arange("int64")(_i64(0), _i64(N), _i64(1)), k), k_in))
+            row_in = row if isinstance(row, Constant) else _Placeholder(row.type)
+            if row_in is not row:
+                g_rows_non.append((row, row_in))
+            g_ph = elem("switch", elem("eq", t_ph, k_in), row_in, Constant(np.asarray(0, row_t.dtype)))
+        elif same_row is None:
+            g_ph = g_rows_seq[s_] = _Placeholder(row_t)
+        else:
+            if same_row.dtype != row_t.dtype:
+                same_row = cast(same_row, row_t.dtype)
+            if isinstance(same_row, Constant):
+                g_ph = same_row
+            else:
+                g_ph = _Placeholder(same_row.type)
+                g_rows_non.append((same_row, g_ph))
+        replace[d] = retype(elem("add", acc0, g_ph), row_t.shape)
     if replace:
         keys = [k for k, v in grads.items() if v is not None]
         grads.update(zip(keys, clone_replace([grads[k] for k in keys], replace)))
@@ -337,12 +387,16 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
                 b_seqs.append((_stack_rows(_rows(rec, D, N), ph.type), [(0, ph)]))
     # Recurrent states' rows: Xf = concat(init rows, outputs); tap k reads Xf[t + K + k],
     # the reversal of Xf[D : N + K] at u - k.
-    state_rows = []
+    # (`Xf` is a copy; when the loop reads only tap 0, the outputs are read instead,
+    # below, and outer products read the init and the outputs apart: no copy.)
+    state_init_rows = {}
+    state_seq_pos = {}  # position in b_seqs -> state
     for s, (kind, r, phs, init, K, row_t) in enumerate(states):
         init_rows = init if kind == "mitsot" else DimShuffle(init.ndim, ("x",) + tuple(range(init.ndim)))(init)
+        state_init_rows[s] = init_rows
         Xf = Join(0)(_stack_rows(init_rows, row_t), _stack_rows(full_out[r], row_t))
-        state_rows.append(Xf)
         taps = [(-t, ph) for t, ph in phs] + ([(0, cur_state[s])] if s in cur_state else [])
+        state_seq_pos[len(b_seqs)] = s
         b_seqs.append((_stack_rows(_rows(Xf, D, _add(N, K)), phs[0][1].type), taps))
     for j, ph in cur_nit.items():
         b_seqs.append((_stack_rows(_rows(full_out[first_nit + j], D, N), ph.type), [(0, ph)]))
@@ -356,19 +410,10 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         if not live_state[s]:
             continue
         row_dims = _row_dims(init, kind)
-        same_rows = _row_constant(g_state_out[s]) if g_state_out[s] is not None else None
-        if same_rows is not None:
-            # Every row of the output gradient is the same (the gradient of hs.sum()):
-            # one buffer of that row, the K rows after the loop's zeroed.
-            full = alloc_to(same_rows, (_add(Nb, K),) + tuple(row_dims), row_t.dtype)
-            R = IncSubtensor((("s", "v", None, None),), True)(full, Constant(np.asarray(0, row_t.dtype)), _i64(Nb))
-        else:
-            if g_state_out[s] is not None:
-                head = _rev(_rows(g_state_out[s], D, N))
-            else:
-                head = _zeros(Nb, row_dims, row_t.dtype)
-            R = Join(0)(_stack_rows(head, row_t), _stack_rows(_zeros(K, row_dims, row_t.dtype), row_t))
-        in_list = [(0, delta_phs[s])]
+        R = _zeros(_add(Nb, K), row_dims, row_t.dtype)
+        if s in g_rows_seq:
+            b_seqs.append((_stack_rows(_rows(g_state_out[s], D, N), row_t), [(0, g_rows_seq[s])]))
+        in_list = [(0, mm_in0[s])]
         out_list = []
         for t, ph in sorted(phs, key=lambda p: -p[0]):
             acc = _Placeholder(row_t)
@@ -414,7 +459,9 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         b_mm.append((_stack_rows(RB, row_t), [(r, in_ph[r]) for r in rows_all],
                      [(r, new_val[r]) for r in rows_all]))
 
-    seq_tap_of = {ph.id: (outer, tap) for outer, taps in b_seqs for tap, ph in taps}
+    b_seqs.extend(step_rows)
+    seq_tap_of = {ph.id: (outer, tap, state_seq_pos.get(q)) for q, (outer, taps) in enumerate(b_seqs)
+                  for tap, ph in taps}
     # Non-sequences: their gradients are sums over the steps. A term that is an outer
     # product of two per-step vectors (dW += outer(h_{t-1}, da_t)) is pushed out of the
     # loop: the loop stacks both vectors (NITSOT outputs) and one matmul sums the
@@ -429,12 +476,19 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
         dims = shape_of(groups["nonseqs"][i])
         for a, c in outer_terms:
             # Each factor's rows in backward step order: a sequence the step reads
-            # already has them (rows u + tap of its reversal); others are stacked.
+            # already has them (rows u + tap of its reversal, read through a view);
+            # others are stacked.
             pair = []
             for v, d in ((a, dims[:1]), (c, dims[1:])):
                 if v.id in seq_tap_of:
-                    outer, tap = seq_tap_of[v.id]
-                    pair.append(("rows", _rows(_rev(outer), tap, _add(Nb, tap))))
+                    outer, tap, st = seq_tap_of[v.id]
+                    pieces = None
+                    if st is not None and not any(k == "pieces" for k, _ in pair):
+                        pieces = _state_pieces(states[st], state_init_rows[st], full_out, tap, N, trunc)
+                    if pieces is not None:
+                        pair.append(("pieces", pieces))
+                    else:
+                        pair.append(("rows", _rows(RowsReversed()(outer), tap, _add(Nb, tap))))
                 else:
                     pair.append(("nit", len(b_nit)))
                     b_nit.append((v, v.type.shape, d))
@@ -461,10 +515,15 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
     for i, ph in enumerate(non_phs):
         if ph.id in used:
             b_non.append((groups["nonseqs"][i], ph))
+    b_non.extend((outer, ph) for outer, ph in g_rows_non if ph.id in used)
     # Drop sequence taps the step does not read.
     kept_seqs = []
-    for outer, taps in b_seqs:
+    for q, (outer, taps) in enumerate(b_seqs):
         taps = [(t, ph) for t, ph in taps if ph.id in used]
+        if q in state_seq_pos and [t for t, _ in taps] == [0]:
+            # Only the state's own rows: the outputs, without the init rows.
+            r = states[state_seq_pos[q]][1]
+            outer = _stack_rows(_rows(full_out[r], D, N), taps[0][1].type)
         if taps:
             kept_seqs.append((outer, taps))
     b_seqs = kept_seqs
@@ -506,11 +565,29 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
     for i, b_idx in non_acc.items():
         result[pos_of["nonseqs"] + i] = _row(sit_out[b_idx], 0)
     for i, pairs in non_outer.items():
-        terms = [] if result[pos_of["nonseqs"] + i] is None else [result[pos_of["nonseqs"] + i]]
+        # Each product of stacked rows (A^T B) accumulates into the previous sum.
+        total = result[pos_of["nonseqs"] + i]
         for pair in pairs:
-            A, Bm = (nit_out[x] if kind == "nit" else x for kind, x in pair)
-            terms.append(Dot()(DimShuffle(2, (1, 0))(A), Bm))
-        result[pos_of["nonseqs"] + i] = _add_vars(terms)
+            (ka, xa), (kb, xb) = pair
+            if ka == "pieces" or kb == "pieces":
+                # One factor comes in pieces of rows: one product per piece.
+                split_first = ka == "pieces"
+                pieces, (k_other, x_other) = (xa, pair[1]) if split_first else (xb, pair[0])
+                other = nit_out[x_other] if k_other == "nit" else x_other
+                products = []
+                for start, stop, rows in pieces:
+                    part = _rows(other, start, stop)
+                    products.append((rows, part) if split_first else (part, rows))
+            else:
+                products = [tuple(nit_out[x] if kind == "nit" else x for kind, x in pair)]
+            for A, Bm in products:
+                if total is None:
+                    total = Dot()(DimShuffle(2, (1, 0))(A), Bm)
+                elif A.dtype == Bm.dtype == total.dtype:
+                    total = AddDotT()(total, A, Bm)
+                else:
+                    total = elem("add", total, Dot()(DimShuffle(2, (1, 0))(A), Bm))
+        result[pos_of["nonseqs"] + i] = total
     for i, items in seq_nit.items():
         S = groups["sequences"][i]
         taps = op.seq_taps[i]
@@ -524,6 +601,66 @@ def scan_L_op(op, node: Apply, output_grads: list, needed: list | None = None) -
             G = _rev(G)
         result[pos_of["sequences"] + i] = G
     return result
+
+
+def _state_pieces(state, init_rows: Variable, full_out: list, tap: int, N, trunc: int):
+    """The rows a backward step reads at `tap` of a state's rows ``Xf = concat(init
+    rows, outputs)``, in backward step order, as pieces ``(start, stop, rows)`` that
+    read the outputs and the init in place (no concatenated copy), or None.
+
+    Backward step ``u`` (forward step ``t = N - 1 - u``) reads ``Xf[t + K - tap]``:
+    the output row ``t - tap`` for ``u < N - tap``, an init row for the others.
+    """
+    kind, r, _, _, K, row_t = state
+    if trunc != -1 or (isinstance(N, int) and N <= tap):
+        return None
+    out = full_out[r]
+    split = _max0(_sub(N, tap))  # rows read from the outputs
+    pieces = [(0, split, RowsReversed()(_stack_rows(_rows(out, 0, split), row_t)))]
+    if tap > 0:
+        n_init = _sub(N, split)  # min(N, tap)
+        init_part = _rows(init_rows, K - tap, _add(K - tap, n_init))
+        pieces.append((split, N, RowsReversed()(_stack_rows(init_part, row_t))))
+    return pieces
+
+
+def _single_row(g: Variable):
+    """(k, row) when `g` is zeros with `row` added or set at row ``k`` (an int or an
+    integer scalar): ``inc_subtensor(zeros[k], row)``, the gradient of a cost on
+    one row of a scan's outputs. None otherwise."""
+    node = g.owner
+    while node is not None and isinstance(node.op, SpecifyShape):
+        node = node.inputs[0].owner
+    if node is None or not isinstance(node.op, IncSubtensor) or len(node.op.idx_list) != 1 \
+            or node.op.idx_list[0][0] != "i":
+        return None
+    base, row, *syms = node.inputs
+    if not _is_zeros(base) or row.ndim != g.ndim - 1:
+        return None
+    k = node.op.idx_list[0][1]
+    return (syms[0] if k == "v" else k), row
+
+
+def _is_zeros(v: Variable) -> bool:
+    """`v` is all zeros: ``switch(False, x, 0)`` (the builder's zeros of x's shape) or an
+    ``Alloc`` of a zero constant."""
+    node = v.owner
+    if node is None:
+        return False
+    if isinstance(node.op, Elemwise) and node.op.scalar_op.name == "switch":
+        cond, _, zero = node.inputs
+        return isinstance(cond, Constant) and not np.any(cond.data) and isinstance(zero, Constant) \
+            and not np.any(zero.data)
+    if isinstance(node.op, Alloc):
+        value = node.inputs[0]
+        return isinstance(value, Constant) and not np.any(value.data)
+    return False
+
+
+def _max0(a):
+    if isinstance(a, int):
+        return max(a, 0)
+    return elem("maximum", _i64(a), _i64(0))
 
 
 def _add_vars(terms: list[Variable]) -> Variable:

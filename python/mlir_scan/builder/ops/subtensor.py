@@ -28,7 +28,7 @@ import numpy as np
 from .elemwise import broadcast_shapes, elemwise
 from .shape import Shape_i
 
-__all__ = ["Subtensor", "IncSubtensor", "make_index_list"]
+__all__ = ["Subtensor", "RowsReversed", "IncSubtensor", "make_index_list"]
 
 
 def make_index_list(x: Variable, key) -> tuple[tuple, list[Variable], list]:
@@ -405,6 +405,34 @@ class Subtensor(_IndexOp):
         if g is None or not is_float(x.dtype):
             return [None] * len(node.inputs)
         return [IncSubtensor(self.idx_list, False)(_zeros_of(x), g, *syms)] + [None] * len(syms)
+
+
+class RowsReversed(Subtensor):
+    """``x[::-1]`` as a view: a slice of stride -1 over the leading axis, not a copy.
+
+    For operands that are only read, such as the stacked rows a scan's gradient
+    pairs with the rows of its backward loop (which run backwards in time): the
+    contraction reads them in place. Same value and gradient as ``x[::-1]``.
+    """
+
+    def __init__(self):
+        super().__init__((("s", None, None, -1),))
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        xt = node.inputs[0].type
+        if xt.ndim == 0 or 0 in xt.shape:
+            return super().emit(b, node, inputs)
+        out = node.outputs[0].type
+        n = b.dim(inputs[0], xt, 0)
+        # (the offset of an empty view is 0, not -1)
+        last = b.iop("maxsi", b.iop("subi", n, b.index(1)), b.index(0))
+        sizes = [str(d) if d is not None else b.dim(inputs[0], xt, i) for i, d in enumerate(xt.shape)]
+        offs = ", ".join([last] + ["0"] * (xt.ndim - 1))
+        strides = ", ".join(["-1"] + ["1"] * (xt.ndim - 1))
+        rt = TensorType(xt.dtype, xt.shape)
+        r = b.op(f"tensor.extract_slice {inputs[0]}[{offs}] [{', '.join(sizes)}] [{strides}] : "
+                 f"{xt.mlir} to {rt.mlir}", "rev")
+        return [b.tensor_cast(r, rt, out)]
 
 
 class IncSubtensor(_IndexOp):

@@ -1,0 +1,68 @@
+"""A PyTensor compilation mode backed by mlir-scan (``pip install 'mlir-scan[pytensor]'``).
+
+Importing this package registers the mode ``"MLIR_SCAN"``; a PyTensor user
+changes one argument::
+
+    >>> import numpy as np, pytensor, pytensor.tensor as pt
+    >>> import mlir_scan.pytensor
+    >>> A, k = pt.vector("A"), pt.iscalar("k")
+    >>> res = pytensor.scan(lambda p, A: p * A, outputs_info=pt.ones_like(A),
+    ...                     non_sequences=A, n_steps=k, return_updates=False)
+    >>> power = pytensor.function([A, k], res[-1], mode="MLIR_SCAN")
+    >>> power(np.arange(5.0), 3)
+    array([ 0.,  1.,  8., 27., 64.])
+
+``mode`` is that mode as an object, :func:`get_mode` makes variants
+(``get_mode(strict=True)`` raises :class:`UnsupportedOpError` naming the first
+op mlir-scan does not translate instead of falling back to PyTensor for it).
+What the mode does is in :mod:`.linker`; the translation of PyTensor ops in
+:mod:`.translate` (the table), :mod:`.elemwise`, :mod:`.tensor_ops`,
+:mod:`.scan` and :mod:`.mitmot`.
+"""
+
+from __future__ import annotations
+
+try:
+    import pytensor  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "mlir_scan.pytensor needs PyTensor: pip install 'mlir-scan[pytensor]'") from exc
+
+from pytensor.compile.mode import Mode, predefined_modes, register_mode
+from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+
+from . import elemwise, scan, tensor_ops  # noqa: F401  (register their translations)
+from .linker import EXCLUDED_REWRITES, MlirScanLinker, UnsupportedOpError
+from .translate import TRANSLATORS, Unsupported
+
+__all__ = ["mode", "get_mode", "MlirScanLinker", "UnsupportedOpError", "Unsupported", "TRANSLATORS",
+           "EXCLUDED_REWRITES", "supported_ops"]
+
+
+def get_mode(strict: bool = False) -> Mode:
+    """A PyTensor ``Mode`` compiling through mlir-scan.
+
+    Its rewrites are PyTensor's ``fast_run`` without
+    :data:`EXCLUDED_REWRITES` (see :mod:`.linker`). ``strict=True`` raises
+    :class:`UnsupportedOpError` for a graph with an unsupported op.
+
+    >>> get_mode(strict=True).linker.strict
+    True
+    """
+    return Mode(MlirScanLinker(strict=strict), RewriteDatabaseQuery(include=["fast_run"]))
+
+
+def supported_ops() -> list[str]:
+    """The names of the PyTensor op classes with a translation (the table's keys).
+
+    >>> "Scan" in supported_ops() and "Elemwise" in supported_ops()
+    True
+    """
+    return sorted(cls.__name__ for cls in TRANSLATORS)
+
+
+#: The mode object (``pytensor.function(..., mode=mlir_scan.pytensor.mode)``).
+mode = get_mode()
+
+if "MLIR_SCAN" not in predefined_modes:
+    register_mode("MLIR_SCAN", mode)

@@ -1,0 +1,126 @@
+"""``MlirScanLinker``: the PyTensor linker of the ``MLIR_SCAN`` mode.
+
+Built on PyTensor's ``JITLinker``, as its JAX and NUMBA linkers are. When
+every node of the (rewritten) FunctionGraph has a translation, the whole
+graph becomes ONE builder graph, hence one MLIR module compiled by
+:func:`mlir_scan.function`, run as a single thunk (no per-node Python
+dispatch). Otherwise (and unless ``strict``) each Scan node mlir-scan
+supports is replaced by a compiled :class:`~.fallback.MlirScanOp` and the
+graph runs in PyTensor's own VM linker (C thunks where a compiler exists).
+With ``strict=True`` the first unsupported op raises
+:class:`UnsupportedOpError` instead.
+
+After compilation, ``f.maker.linker`` tells what happened: ``whole_graph``
+(bool), ``ir`` (the MLIR module of the whole graph, or of the compiled scans
+joined), ``left_to_pytensor`` (the ops PyTensor runs, with the reason).
+
+Example::
+
+    >>> import pytensor, pytensor.tensor as pt
+    >>> from pytensor.compile.mode import Mode
+    >>> x = pt.vector("x")
+    >>> f = pytensor.function([x], (x * 2).sum(), mode=Mode(MlirScanLinker(), "fast_run"))
+    >>> float(f([1.0, 2.0])), f.maker.linker.whole_graph
+    (6.0, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytensor.link.basic import JITLinker
+from pytensor.link.vm import VMLinker
+
+from ..builder.function import function as builder_function
+from .fallback import compile_scans
+from .translate import Translator, Unsupported
+
+__all__ = ["MlirScanLinker", "UnsupportedOpError", "EXCLUDED_REWRITES"]
+
+#: PyTensor rewrites the mode leaves out, and why:
+#: ``inplace`` (destroy maps mean nothing to a value-semantics translation, and
+#: mlir-scan bufferizes in place itself), ``scan_save_mem`` (PyTensor's
+#: circular buffers; mlir-scan's own ``scan-save-mem`` pass and the translation's
+#: ``keep`` do that job), ``local_careduce_fusion`` (reductions of fused
+#: ``Composite`` scalar ops), ``scan_save_mem_no_prealloc`` (the numba/JAX variant).
+EXCLUDED_REWRITES = ("inplace", "scan_save_mem", "scan_save_mem_no_prealloc", "local_careduce_fusion")
+
+
+class UnsupportedOpError(NotImplementedError):
+    """Strict mode: the graph uses an op mlir-scan does not translate (the message names it)."""
+
+
+class MlirScanLinker(JITLinker):
+    """The linker of the ``MLIR_SCAN`` mode (see the module docstring)."""
+
+    required_rewrites = ("minimum_compile",)
+    incompatible_rewrites = EXCLUDED_REWRITES
+
+    def __init__(self, strict: bool = False, allow_gc: bool | None = None, schedule: Any = None):
+        super().__init__(allow_gc=allow_gc, schedule=schedule)
+        self.strict = bool(strict)
+        self.whole_graph: bool | None = None
+        self.ir: str | None = None
+        self.left_to_pytensor: list[tuple[Any, str]] = []
+        self.updated_vars: dict = {}
+        self._function: Any = None
+
+    def clone(self, allow_gc: bool | None = None) -> "MlirScanLinker":
+        return type(self)(strict=self.strict, allow_gc=self.allow_gc if allow_gc is None else allow_gc,
+                          schedule=self.schedule)
+
+    def accept(self, fgraph: Any, no_recycling: Any = None, profile: Any = None) -> "MlirScanLinker":
+        if self.fgraph is not None and self.fgraph is not fgraph:
+            return self.clone().accept(fgraph, no_recycling, profile)
+        self.fgraph = fgraph
+        self.no_recycling = list(no_recycling or [])
+        self.profile = profile
+        return self
+
+    def accept_var_updates(self, updated_vars: dict) -> None:
+        self.updated_vars = updated_vars
+
+    # -- whole graph ----------------------------------------------------------------------
+    def _translate(self) -> Any:
+        fg = self.fgraph
+        tr = Translator()
+        tr.fgraph = fg
+        b_inputs = tr.inputs(fg.inputs)
+        outs = tr.outputs(fg.outputs, fg.inputs)
+        return builder_function(b_inputs, list(outs), on_unused_input="ignore")
+
+    def make_all(self, input_storage=None, output_storage=None, storage_map=None):
+        try:
+            self._function = self._translate()
+        except Unsupported as exc:
+            if self.strict:
+                raise UnsupportedOpError(f"mlir-scan (strict mode): {exc}") from exc
+            return self._fallback(exc, input_storage, output_storage, storage_map)
+        self.whole_graph = True
+        self.ir = self._function.ir
+        return super().make_all(input_storage, output_storage, storage_map)
+
+    def fgraph_convert(self, fgraph, **kwargs):
+        return self._function
+
+    def jit_compile(self, fn):
+        if not self.fgraph.outputs:
+            def run_no_outputs(*args):
+                fn(*args)
+            return run_no_outputs
+        return fn
+
+    def create_thunk_inputs(self, storage_map):
+        return [storage_map[n] for n in self.fgraph.inputs]
+
+    # -- fallback -------------------------------------------------------------------------
+    def _fallback(self, reason: Unsupported, input_storage, output_storage, storage_map):
+        new_nodes, left, replaced = compile_scans(self.fgraph)
+        no_recycling = [replaced.get(v, v) for v in self.no_recycling]
+        self.whole_graph = False
+        self.left_to_pytensor = [(reason.op, str(reason))] + left
+        self.ir = "\n".join(n.op.ir for n in new_nodes) or None
+        vm = VMLinker(allow_gc=self.allow_gc, use_cloop=False)
+        vm = vm.accept(self.fgraph, no_recycling, self.profile)
+        vm.accept_var_updates(self.updated_vars)
+        return vm.make_all(input_storage=input_storage, output_storage=output_storage, storage_map=storage_map)

@@ -1,0 +1,260 @@
+"""PyTensor's ``Scan`` node as one builder scan (one ``scan.scan`` op).
+
+PyTensor's ``ScanInfo`` groups map onto the builder's (and ``scan.scan``'s):
+
+=====================  ==================================================================
+PyTensor (outer)       builder / ``scan.scan``
+=====================  ==================================================================
+``n_steps``            ``n_steps``
+sequence (tap 0)       sequence with tap 0 (PyTensor gives each tap its own sequence)
+``mit_mot`` buffer     mitmot group (in/out taps), see :mod:`.mitmot`
+``mit_sot`` buffer     mitsot: its first ``K = -min(taps)`` rows are the init
+``sit_sot`` buffer     sitsot: its row 0 is the init
+untraced ``sit_sot``   sitsot whose last row only is kept (``keep = 1``)
+``nit_sot`` size       nitsot (one row per step)
+non-sequence           non-sequence
+``as_while``           ``until`` (the inner graph's last output)
+=====================  ==================================================================
+
+PyTensor's outer outputs of mit_sot and sit_sot groups are whole buffers:
+the ``K`` init rows followed by one row per step. The translation gives
+exactly that (``concatenate(init rows, scan rows)``), but a
+:class:`BufferHint` lets the ``Subtensor`` nodes PyTensor puts after a scan
+read the scan's rows without the copy: ``buffer[K:]`` is the scan's result
+itself, and ``buffer[-j]`` (``j <= K``) is read from a scan that keeps only
+its last rows when every reader of the buffer is such an index (the
+builder's ``keep``, what PyTensor's own ``scan_save_mem`` does).
+
+Example::
+
+    >>> import pytensor, pytensor.tensor as pt
+    >>> from pytensor.graph.fg import FunctionGraph
+    >>> from mlir_scan.pytensor.translate import Translator
+    >>> x = pt.vector("x")
+    >>> ys = pytensor.scan(lambda v, acc: acc + v, sequences=x, outputs_info=pt.zeros(()),
+    ...                    return_updates=False)
+    >>> fg = FunctionGraph([x], [ys], clone=True)
+    >>> tr = Translator(); tr.fgraph = fg; _ = tr.inputs(fg.inputs)
+    >>> out, = tr.outputs(fg.outputs)
+    >>> type(out.owner.op).__name__
+    'ScanOp'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytensor.scan.op import Scan
+from pytensor.tensor.basic import Alloc, AllocEmpty
+from pytensor.tensor.subtensor import IncSubtensor, Subtensor, indices_from_subtensor
+
+from ..builder import tensor as T
+from ..builder.graph import Variable
+from ..builder.ops.scan import ScanOp
+from ..builder.scan_module import scan as builder_scan
+from ..builder.scan_module import until
+from . import mitmot
+from .translate import Translator, Unsupported, register
+
+__all__ = ["BufferHint", "translate_scan"]
+
+
+class BufferHint:
+    """A PyTensor mit_sot/sit_sot output buffer: `k` init rows, then the scan's `rows`.
+
+    `last` holds, when the scan keeps only its last `keep` rows, the result
+    of that scan (``tensor<keep x ...>``): ``buffer[-j]`` is ``last[keep - j]``.
+    """
+
+    def __init__(self, init_rows: Variable, rows: Variable | None, k: int,
+                 last: Variable | None = None, keep: int = 0):
+        self.init_rows, self.rows, self.k = init_rows, rows, k
+        self.last, self.keep = last, keep
+
+    def whole(self) -> Variable:
+        """The whole buffer, as PyTensor gives it."""
+        if self.rows is None:
+            raise ValueError("BufferHint: the full buffer of a scan kept to its last rows")
+        return T.concatenate([self.init_rows, self.rows], axis=0)
+
+    def index(self, key: tuple) -> Variable | None:
+        """``buffer[key]`` without the whole buffer, when the key allows it (else None)."""
+        if len(key) != 1:
+            return None
+        (k,) = key
+        if isinstance(k, slice) and self.rows is not None:
+            if k.step is None and k.stop is None and isinstance(k.start, int) and k.start >= self.k:
+                return self.rows if k.start == self.k else self.rows[k.start - self.k:]
+            return None
+        if isinstance(k, int) and self.last is not None and -self.keep <= k < 0:
+            return self.last[self.keep + k]
+        return None
+
+
+def _last_rows_only(tr: Translator, pt_out: Any, k: int) -> int:
+    """`j` when every reader of `pt_out` reads ``pt_out[-i]`` with ``i <= j <= k``; else 0."""
+    fg = tr.fgraph
+    if fg is None or pt_out not in getattr(fg, "clients", {}):
+        return 0
+    clients = fg.clients[pt_out]
+    if not clients:
+        return 0
+    need = 0
+    for client, pos in clients:
+        if not hasattr(client, "op") or not isinstance(client.op, Subtensor) or pos != 0:
+            return 0
+        if len(client.op.idx_list) != 1 or isinstance(client.op.idx_list[0], slice):
+            return 0
+        i = tr.static_int(client.inputs[1])
+        if i is None or not -k <= i < 0:
+            return 0
+        need = max(need, -i)
+    return need
+
+
+def _init_rows(tr: Translator, pt_buf: Any, k: int) -> Variable:
+    """The first `k` rows of a state buffer, without the buffer when PyTensor built it.
+
+    PyTensor's ``scan`` makes each state buffer as
+    ``set_subtensor(AllocEmpty(n_steps + k, *row)[:k], init)``: the init rows
+    are then ``init`` broadcast to ``(k, *row)``, and the ``n_steps + k``-row
+    buffer needs no allocation at all.
+    """
+    node = pt_buf.owner
+    if (node is not None and isinstance(node.op, IncSubtensor) and node.op.set_instead_of_inc
+            and isinstance(node.inputs[0].owner and node.inputs[0].owner.op, (Alloc, AllocEmpty))
+            and len(node.op.idx_list) == 1 and isinstance(node.op.idx_list[0], slice)):
+        entry = indices_from_subtensor(node.inputs[2:], node.op.idx_list)[0]
+        stop = tr.static_int(entry.stop) if entry.stop is not None else None
+        if entry.start is None and entry.step is None and stop == k:
+            alloc = node.inputs[0].owner
+            dims = alloc.inputs[1:] if isinstance(alloc.op, Alloc) else alloc.inputs
+            if not all(tr.has(v) for v in [node.inputs[1], *dims[1:]]):
+                return tr.value(pt_buf)[:k]  # (a scan translated alone: no view of the buffer's graph)
+            row = [tr.value(d) for d in dims[1:]]
+            init = T.alloc(tr.value(node.inputs[1]), k, *row)
+            return init
+    return tr.value(pt_buf)[:k]
+
+
+def with_keep(results: list[Variable], keep: dict[int, int]) -> list[Variable]:
+    """The outputs of the builder scan of `results` rebuilt keeping only the last rows.
+
+    `keep` maps an output index (in the op's order, mitmot buffers not
+    counted) to its number of rows. The mitmot buffers stay first.
+    """
+    node = results[0].owner
+    op: ScanOp = node.op
+    new_keep = list(op.keep)
+    for i, k in keep.items():
+        new_keep[i] = k
+    return mitmot.copy_op(op, keep=new_keep).make_node(*node.inputs).outputs
+
+
+def _op_index(node: Any, var: Variable) -> int:
+    """The index of `var` among the outputs of `node` after its mitmot buffers."""
+    outs = node.outputs[node.op.n_mitmot:]
+    for i, out in enumerate(outs):
+        if out is var:
+            return i
+    raise ValueError("not an output of the scan")
+
+
+@register(Scan)
+def translate_scan(tr: Translator, node: Any, ins: list) -> list:
+    op: Scan = node.op
+    info = op.info
+    pin = node.inputs
+    n_steps = tr.value(pin[0])
+    seqs = [tr.value(v) for v in op.outer_seqs(pin)]
+    mm = mitmot.groups(node)
+    mm_seqs, n_mm_rows = mitmot.builder_arguments(tr, node, mm)
+    mitsot_bufs = op.outer_mitsot(pin)
+    sitsot_bufs = op.outer_sitsot(pin)
+    untraced = [tr.value(v) for v in op.outer_untraced_sit_sot(pin)]
+    nonseqs = [tr.value(v) for v in op.outer_non_seqs(pin)]
+    n_nit = info.n_nit_sot
+
+    outputs_info: list[Any] = []
+    init_rows = []
+    for buf, taps in zip(mitsot_bufs, info.mit_sot_in_slices):
+        k = -min(taps)
+        rows = _init_rows(tr, buf, k)
+        init_rows.append((rows, k))
+        outputs_info.append({"initial": rows, "taps": list(taps)})
+    for buf in sitsot_bufs:
+        rows = _init_rows(tr, buf, 1)
+        init_rows.append((rows, 1))
+        outputs_info.append(rows[0])
+    outputs_info.extend(untraced)
+    outputs_info.extend([None] * (n_nit + n_mm_rows))  # (mitmot out-tap rows last, see mitmot.py)
+
+    inner_outs = op.inner_outputs
+    order = (op.inner_mitsot_outs(inner_outs) + op.inner_sitsot_outs(inner_outs)
+             + op.inner_untraced_sit_sot_outs(inner_outs) + op.inner_nitsot_outs(inner_outs)
+             + op.inner_mitmot_outs(inner_outs))
+
+    def step(*args: Variable) -> Any:
+        sub = Translator()
+        for pv, bv in zip(op.inner_inputs, args):
+            sub.bind(pv, sub.conform(bv, pv))
+        outs = sub.outputs(order + ([inner_outs[-1]] if info.as_while else []), op.inner_inputs)
+        if info.as_while:
+            return outs[:-1], until(outs[-1])
+        return outs
+
+    if not order:
+        raise Unsupported(op, "a scan without outputs")
+    results = builder_scan(step, sequences=seqs + mm_seqs, outputs_info=outputs_info, non_sequences=nonseqs,
+                           n_steps=n_steps, truncate_gradient=op.truncate_gradient, return_list=True,
+                           name=op.name)[0]
+    finals: list[Variable] = []
+    if mm:
+        old = results[0].owner
+        finals, rest = mitmot.rebuild(old, mm, len(seqs))
+        old_outs = old.outputs[old.op.n_mitmot:]
+        results = [rest[_index(old_outs, r)] for r in results[:len(results) - n_mm_rows]]
+    n_state = len(mitsot_bufs) + len(sitsot_bufs)
+    pt_states = op.outer_mitsot_outs(node.outputs) + op.outer_sitsot_outs(node.outputs)
+
+    # Keep only the last rows of buffers read only there, and of untraced states.
+    keep: dict[int, int] = {}
+    last_of: dict[int, int] = {}
+    scan_node = results[0].owner if results else None
+    if not info.as_while:
+        for i, (pt_out, (_, k)) in enumerate(zip(pt_states, init_rows)):
+            j = _last_rows_only(tr, pt_out, k)
+            if j:
+                keep[_op_index(scan_node, results[i])] = j
+                last_of[i] = j
+    for u in range(len(untraced)):
+        keep[_op_index(scan_node, results[n_state + u])] = 1
+    if keep:
+        new_outs = with_keep(results, keep)
+        n_mm = len(finals)
+        finals = new_outs[:n_mm]
+        old_outs = scan_node.outputs[n_mm:]
+        results = [new_outs[n_mm + _index(old_outs, r)] for r in results]
+
+    outs: list[Variable | None] = list(finals)
+    for i, (pt_out, (rows, k)) in enumerate(zip(pt_states, init_rows)):
+        if i in last_of:
+            hint = BufferHint(rows, None, k, last=results[i], keep=last_of[i])
+            tr.buffers[pt_out] = hint
+            # The whole buffer has no value: every reader indexes its last rows.
+            outs.append(None)
+        else:
+            hint = BufferHint(rows, results[i], k)
+            tr.buffers[pt_out] = hint
+            outs.append(hint.whole())
+    nit = results[n_state + len(untraced):]
+    outs.extend(nit)
+    outs.extend(r[0] for r in results[n_state:n_state + len(untraced)])
+    return outs
+
+
+def _index(outputs: list[Variable], var: Variable) -> int:
+    for i, out in enumerate(outputs):
+        if out is var:
+            return i
+    raise ValueError("not an output of the scan")

@@ -1,0 +1,392 @@
+"""The PyTensor mode backed by mlir-scan (``mode="MLIR_SCAN"``), against PyTensor's default mode.
+
+Every program is written once in PyTensor and compiled twice: in PyTensor's
+default mode (the reference) and in mlir-scan's; the results must agree to
+a tight tolerance. The programs are the scan guide's (as PyTensor spells
+them) and an RNN forward and backward.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytensor = pytest.importorskip("pytensor")
+import pytensor.tensor as pt  # noqa: E402
+
+import mlir_scan.pytensor as mp  # noqa: E402
+
+warnings.filterwarnings("ignore", message=".*BLAS.*")
+
+RTOL = 1e-12
+
+
+def compile_both(inputs, outputs, **kwargs):
+    """(mlir-scan's function, PyTensor's default-mode function)."""
+    ours = pytensor.function(inputs, outputs, mode="MLIR_SCAN", **kwargs)
+    ref = pytensor.function(inputs, outputs, **kwargs)
+    return ours, ref
+
+
+def assert_same(ours, ref, *args, rtol=RTOL):
+    got, want = ours(*args), ref(*args)
+    if not isinstance(want, list):
+        got, want = [got], [want]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol)
+    return got
+
+
+def whole(f) -> bool:
+    return f.maker.linker.whole_graph
+
+
+# -- the mode itself -----------------------------------------------------------------------------
+
+
+def test_mode_is_registered():
+    from pytensor.compile.mode import get_mode
+
+    assert get_mode("MLIR_SCAN") is mp.mode
+    assert isinstance(mp.mode.linker, mp.MlirScanLinker)
+
+
+# -- the scan guide's programs, in PyTensor ------------------------------------------------------
+
+
+def test_guide_power_last_value():
+    A, k = pt.vector("A"), pt.iscalar("k")
+    res = pytensor.scan(lambda prior, A: prior * A, outputs_info=pt.ones_like(A), non_sequences=A,
+                        n_steps=k, return_updates=False)
+    ours, ref = compile_both([A, k], res[-1])
+    assert whole(ours)
+    assert_same(ours, ref, np.arange(10.0), 2)
+    assert_same(ours, ref, np.arange(10.0), 0)  # zero steps: the initial value
+    assert "scan.scan" in ours.maker.linker.ir
+
+
+def test_guide_power_all_values():
+    A, k = pt.vector("A"), pt.iscalar("k")
+    res = pytensor.scan(lambda prior, A: prior * A, outputs_info=pt.ones_like(A), non_sequences=A,
+                        n_steps=k, return_updates=False)
+    ours, ref = compile_both([A, k], res)
+    assert whole(ours)
+    assert_same(ours, ref, np.linspace(0, 2, 7), 5)
+
+
+def test_guide_polynomial():
+    coefficients, x = pt.vector("coefficients"), pt.scalar("x")
+    components = pytensor.scan(lambda c, power, free: c * (free ** power), outputs_info=None,
+                               sequences=[coefficients, pt.arange(10000)], non_sequences=x,
+                               return_updates=False)
+    ours, ref = compile_both([coefficients, x], components.sum())
+    assert whole(ours)
+    got = assert_same(ours, ref, np.asarray([1, 0, 2], dtype=pytensor.config.floatX), 3.0)
+    assert float(got[0]) == 19.0
+
+
+def test_guide_triangular_int():
+    up_to = pt.iscalar("up_to")
+    seq = pt.arange(up_to)
+    res = pytensor.scan(lambda v, acc: acc + v, outputs_info=pt.as_tensor_variable(np.asarray(0, seq.dtype)),
+                        sequences=seq, return_updates=False)
+    ours, ref = compile_both([up_to], res)
+    assert whole(ours)
+    got = assert_same(ours, ref, 15)
+    assert got[0].tolist() == [n * (n + 1) // 2 for n in range(15)]
+
+
+def test_guide_set_value_at_position():
+    location, values, model = pt.imatrix("location"), pt.vector("values"), pt.matrix("model")
+
+    def step(loc, value, model):
+        zeros = pt.zeros_like(model)
+        return pt.set_subtensor(zeros[loc[0], loc[1]], value)
+
+    res = pytensor.scan(step, sequences=[location, values], non_sequences=model, return_updates=False)
+    ours, ref = compile_both([location, values, model], res)
+    assert whole(ours)
+    fx = pytensor.config.floatX
+    assert_same(ours, ref, np.asarray([[1, 1], [2, 3]], dtype="int32"), np.asarray([42, 50], dtype=fx),
+                np.zeros((5, 5), dtype=fx))
+
+
+def test_guide_rnn_with_taps():
+    """The guide's RNN: sequence taps [-4, 0], a mitsot with taps [-3, -1], a sitsot."""
+    W, W_in_1, W_in_2, W_feedback, W_out = (pt.matrix(n) for n in ("W", "Win1", "Win2", "Wfb", "Wout"))
+    u, x0, y0 = pt.matrix("u"), pt.matrix("x0"), pt.vector("y0")
+
+    def one_step(u_tm4, u_t, x_tm3, x_tm1, y_tm1, W, W_in_1, W_in_2, W_feedback, W_out):
+        x_t = pt.tanh(pt.dot(x_tm1, W) + pt.dot(u_t, W_in_1) + pt.dot(u_tm4, W_in_2) + pt.dot(y_tm1, W_feedback))
+        y_t = pt.dot(x_tm3, W_out)
+        return [x_t, y_t]
+
+    (x_vals, y_vals) = pytensor.scan(one_step, sequences=dict(input=u, taps=[-4, 0]),
+                                     outputs_info=[dict(initial=x0, taps=[-3, -1]), y0],
+                                     non_sequences=[W, W_in_1, W_in_2, W_feedback, W_out], strict=True,
+                                     return_updates=False)
+    ins = [u, x0, y0, W, W_in_1, W_in_2, W_feedback, W_out]
+    ours, ref = compile_both(ins, [x_vals, y_vals])
+    assert whole(ours)
+    rng = np.random.RandomState(0)
+    n_in, n_x, n_y, length = 3, 5, 2, 9
+    args = [rng.normal(size=(length, n_in)), rng.normal(size=(3, n_x)), rng.normal(size=n_y),
+            0.5 * rng.normal(size=(n_x, n_x)), rng.normal(size=(n_in, n_x)), rng.normal(size=(n_in, n_x)),
+            rng.normal(size=(n_y, n_x)), rng.normal(size=(n_x, n_y))]
+    assert_same(ours, ref, *args)
+    # The whole mitsot buffer too (PyTensor's own output convention: init rows first).
+    node = x_vals.owner.inputs[0]
+    ours_b, ref_b = compile_both(ins, node)
+    assert_same(ours_b, ref_b, *args)
+
+
+def test_guide_until():
+    max_value = pt.scalar("max_value")
+
+    from pytensor.scan.utils import until
+
+    def power_of_2(previous_power, max_value):
+        return previous_power * 2, until(previous_power * 2 > max_value)
+
+    values = pytensor.scan(power_of_2, outputs_info=pt.constant(1.0), non_sequences=max_value, n_steps=1024,
+                           return_updates=False)
+    ours, ref = compile_both([max_value], values)
+    assert whole(ours)
+    got = assert_same(ours, ref, 45.0)
+    assert got[0].tolist() == [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    assert_same(ours, ref, 0.5)
+
+
+def test_guide_shared_updates():
+    """A shared variable updated by the scan (PyTensor: an untraced sit_sot)."""
+    a = pytensor.shared(np.asarray(1, dtype="int64"), name="a")
+    b_ours = pytensor.shared(np.asarray(1, dtype="int64"), name="b")
+    _, updates = pytensor.scan(lambda: {a: a + 1}, n_steps=10)
+    _, updates_b = pytensor.scan(lambda: {b_ours: b_ours + 1}, n_steps=10)
+    ref = pytensor.function([], [a + 1, updates[a] + 1], updates=updates)
+    ours = pytensor.function([], [b_ours + 1, updates_b[b_ours] + 1], updates=updates_b, mode="MLIR_SCAN")
+    assert whole(ours)
+    for _ in range(2):
+        got, want = ours(), ref()
+        assert [int(g) for g in got] == [int(w) for w in want]
+        assert int(b_ours.get_value()) == int(a.get_value())
+
+
+def test_nested_scans():
+    """A scan whose step runs a scan (the shape scan_checkpoints builds)."""
+    X = pt.matrix("X")
+
+    def row_step(row, acc):
+        inner = pytensor.scan(lambda v, a: a * 0.5 + v, sequences=row, outputs_info=pt.zeros(()),
+                              return_updates=False)
+        return acc + inner[-1]
+
+    res = pytensor.scan(row_step, sequences=X, outputs_info=pt.zeros(()), return_updates=False)
+    ours, ref = compile_both([X], res)
+    assert whole(ours)
+    assert ours.maker.linker.ir.count("scan.scan") == 2
+    assert_same(ours, ref, np.random.default_rng(2).normal(size=(5, 4)))
+
+
+def test_map_and_last_value_of_matrix_rows():
+    X = pt.matrix("X")
+    rows = pytensor.map(lambda r: pt.exp(r) / pt.exp(r).sum(), sequences=X, return_updates=False)
+    total = pytensor.scan(lambda r, acc: acc + r.max(), sequences=X, outputs_info=pt.zeros(()),
+                          return_updates=False)[-1]
+    ours, ref = compile_both([X], [rows, total])
+    assert whole(ours)
+    assert_same(ours, ref, np.random.default_rng(3).normal(size=(6, 4)))
+
+
+def test_float32_program():
+    x = pt.vector("x", dtype="float32")
+    ys = pytensor.scan(lambda v, acc: pt.tanh(acc * np.float32(0.5) + v), sequences=x,
+                       outputs_info=pt.zeros((), dtype="float32"), return_updates=False)
+    ours, ref = compile_both([x], ys)
+    assert whole(ours)
+    assert_same(ours, ref, np.linspace(-1, 1, 50).astype("float32"), rtol=1e-6)
+
+
+# -- RNN forward and backward ----------------------------------------------------------------------
+
+
+def _rnn():
+    x, h0 = pt.matrix("x"), pt.vector("h0")
+    W, U, b = pt.matrix("W"), pt.matrix("U"), pt.vector("b")
+    hs = pytensor.scan(lambda x_t, h, W, U, b: pt.tanh(pt.dot(h, W) + pt.dot(x_t, U) + b), sequences=x,
+                       outputs_info=h0, non_sequences=[W, U, b], return_updates=False)
+    rng = np.random.default_rng(0)
+    T_, n_in, n_h = 12, 3, 5
+    args = [rng.normal(size=(T_, n_in)), rng.normal(size=n_h), 0.5 * rng.normal(size=(n_h, n_h)),
+            rng.normal(size=(n_in, n_h)), rng.normal(size=n_h)]
+    return [x, h0, W, U, b], hs, args
+
+
+def test_rnn_forward():
+    ins, hs, args = _rnn()
+    ours, ref = compile_both(ins, hs)
+    assert whole(ours)
+    assert_same(ours, ref, *args)
+
+
+def test_rnn_backward_values():
+    ins, hs, args = _rnn()
+    x, h0, W, U, b = ins
+    cost = (hs ** 2).sum()
+    grads = pytensor.grad(cost, [W, U, b, h0, x])
+    ours, ref = compile_both(ins, [cost] + grads)
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    assert_same(ours, ref, *args, rtol=1e-10)
+
+
+def test_rnn_backward_is_one_module_with_mitmot():
+    ins, hs, args = _rnn()
+    x, h0, W, U, b = ins
+    grads = pytensor.grad((hs ** 2).sum(), [W, U, b, h0])
+    ours = pytensor.function(ins, grads, mode="MLIR_SCAN")
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    assert "mitmot(" in ours.maker.linker.ir
+
+
+def test_guide_rnn_gradient_multi_tap_mitmot():
+    """The gradient of the guide's RNN: mit_mot groups with taps (0, 3, 1) -> (3, 1) and (0, 1) -> (1,)."""
+    W, W_in_1, W_in_2, W_feedback, W_out = (pt.matrix(n) for n in ("W", "Win1", "Win2", "Wfb", "Wout"))
+    u, x0, y0 = pt.matrix("u"), pt.matrix("x0"), pt.vector("y0")
+
+    def one_step(u_tm4, u_t, x_tm3, x_tm1, y_tm1, W, W_in_1, W_in_2, W_feedback, W_out):
+        x_t = pt.tanh(pt.dot(x_tm1, W) + pt.dot(u_t, W_in_1) + pt.dot(u_tm4, W_in_2) + pt.dot(y_tm1, W_feedback))
+        return [x_t, pt.dot(x_tm3, W_out)]
+
+    (x_vals, y_vals) = pytensor.scan(one_step, sequences=dict(input=u, taps=[-4, 0]),
+                                     outputs_info=[dict(initial=x0, taps=[-3, -1]), y0],
+                                     non_sequences=[W, W_in_1, W_in_2, W_feedback, W_out], return_updates=False)
+    ins = [u, x0, y0, W, W_in_1, W_in_2, W_feedback, W_out]
+    grads = pytensor.grad((x_vals ** 2).sum() + y_vals.sum(), [W, W_in_1, x0, y0, u])
+    ours, ref = compile_both(ins, grads)
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    assert "mitmot(" in ours.maker.linker.ir
+    rng = np.random.RandomState(0)
+    n_in, n_x, n_y, length = 3, 5, 2, 9
+    args = [rng.normal(size=(length, n_in)), rng.normal(size=(3, n_x)), rng.normal(size=n_y),
+            0.5 * rng.normal(size=(n_x, n_x)), rng.normal(size=(n_in, n_x)), rng.normal(size=(n_in, n_x)),
+            rng.normal(size=(n_y, n_x)), rng.normal(size=(n_x, n_y))]
+    assert_same(ours, ref, *args, rtol=1e-10)
+
+
+def test_truncated_gradient():
+    x, h0, W = pt.matrix("x"), pt.vector("h0"), pt.matrix("W")
+    hs = pytensor.scan(lambda x_t, h, W: pt.tanh(pt.dot(h, W) + x_t), sequences=x, outputs_info=h0,
+                       non_sequences=[W], truncate_gradient=3, return_updates=False)
+    grads = pytensor.grad(hs.sum(), [W, h0])
+    ours, ref = compile_both([x, h0, W], grads)
+    assert whole(ours)
+    rng = np.random.default_rng(4)
+    assert_same(ours, ref, rng.normal(size=(8, 4)), rng.normal(size=4), 0.5 * rng.normal(size=(4, 4)), rtol=1e-10)
+
+
+# -- fallback and strict mode ----------------------------------------------------------------------
+
+
+def _with_unsupported_op():
+    """A scan whose step uses erf (no counterpart in mlir-scan's DSL) beside a supported scan."""
+    x = pt.vector("x")
+    ys = pytensor.scan(lambda v, acc: acc + v, sequences=x, outputs_info=pt.zeros(()), return_updates=False)
+    # (over x[1:]: PyTensor's scan_merge would fuse two scans of the same length)
+    zs = pytensor.scan(lambda v, acc: pt.erf(acc) + v, sequences=x[1:], outputs_info=pt.zeros(()),
+                       return_updates=False)
+    return x, ys * 2, zs
+
+
+def test_fallback_runs_supported_scans_compiled():
+    x, ys, zs = _with_unsupported_op()
+    ours, ref = compile_both([x], [ys, zs])
+    linker = ours.maker.linker
+    assert not linker.whole_graph
+    assert any("Erf" in reason or "erf" in reason for _, reason in linker.left_to_pytensor)
+    assert linker.ir is not None and "scan.scan" in linker.ir  # the supported scan is compiled
+    kinds = {type(n.op).__name__ for n in ours.maker.fgraph.toposort()}
+    assert "MlirScanOp" in kinds and "Scan" in kinds
+    assert_same(ours, ref, np.linspace(-1, 1, 9))
+
+
+def test_fallback_outside_scan():
+    x = pt.vector("x")
+    ys = pytensor.scan(lambda v, acc: acc * 0.5 + v, sequences=x, outputs_info=pt.zeros(()), return_updates=False)
+    out = pt.erf(ys)
+    ours, ref = compile_both([x], out)
+    assert not whole(ours)
+    assert_same(ours, ref, np.linspace(-1, 1, 9))
+
+
+def test_strict_names_the_unsupported_op():
+    x, ys, zs = _with_unsupported_op()
+    with pytest.raises(mp.UnsupportedOpError, match="[Ee]rf"):
+        pytensor.function([x], [ys, zs], mode=mp.get_mode(strict=True))
+    # A supported graph compiles in strict mode.
+    f = pytensor.function([x], ys, mode=mp.get_mode(strict=True))
+    np.testing.assert_allclose(f(np.ones(3)), 2 * np.arange(1, 4.0))
+
+
+# -- bad input: the same exceptions as PyTensor ----------------------------------------------------
+
+
+def _exception_of(f, *args):
+    try:
+        f(*args)
+    except Exception as exc:  # noqa: BLE001 - the kind is what is compared
+        return type(exc)
+    return None
+
+
+def test_bad_input_same_exceptions_as_pytensor():
+    ins, hs, args = _rnn()
+    ours, ref = compile_both(ins, hs)
+    bad_shape = list(args)
+    bad_shape[2] = np.ones((4, 4))  # W does not fit h (5)
+    bad_dtype = list(args)
+    bad_dtype[0] = args[0].astype("complex128")
+    bad_rank = list(args)
+    bad_rank[1] = np.ones((5, 1))
+    for bad in (bad_shape, bad_dtype, bad_rank):
+        want = _exception_of(ref, *bad)
+        got = _exception_of(ours, *bad)
+        assert want is not None
+        assert got is not None and issubclass(got, (want, ValueError if want is ValueError else want)), (got, want)
+    assert_same(ours, ref, *args)  # still works after the errors
+
+
+def test_bad_steps_are_python_errors():
+    """n_steps beyond the sequence: PyTensor's Python/C scan raises ValueError (its NUMBA
+    scan reads out of bounds), so does mlir-scan. Negative n_steps: PyTensor raises
+    IndexError, mlir-scan ValueError (the builder's check; SPEC section 7)."""
+    A = pt.vector("A")
+    n = pt.iscalar("n")
+    res = pytensor.scan(lambda a, acc: acc + a, sequences=A, outputs_info=pt.zeros(()), n_steps=n,
+                        return_updates=False)
+    ours = pytensor.function([A, n], res, mode="MLIR_SCAN")
+    ref = pytensor.function([A, n], res, mode="FAST_COMPILE")
+    want, got = _exception_of(ref, np.ones(3), 5), _exception_of(ours, np.ones(3), 5)
+    assert want is ValueError and got is ValueError, (got, want)
+    want, got = _exception_of(ref, np.ones(3), -1), _exception_of(ours, np.ones(3), -1)
+    assert want is IndexError and got is ValueError, (got, want)
+    assert_same(ours, ref, np.ones(3), 2)
+
+
+# -- the runnable examples of the package's docstrings -----------------------------------------
+
+
+@pytest.mark.parametrize("name", ["", ".translate", ".elemwise", ".tensor_ops", ".scan", ".linker", ".fallback"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"mlir_scan.pytensor{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    assert result.attempted > 0
