@@ -131,8 +131,9 @@ constexpr llvm::StringLiteral kToNVVM =
     "scan-check-lowerable,"
     "convert-scf-to-cf,"
     "expand-strided-metadata,lower-affine,"
-    // PTX 8.0: sm_90 needs it (the default PTX 6.0 makes LLVM abort).
-    "nvvm-attach-target{chip={chip} features=+ptx80 O=3},"
+    // The PTX version the chip needs (the default PTX 6.0 makes LLVM abort
+    // on sm_90 and newer): see ptxVersionFor.
+    "nvvm-attach-target{chip={chip} features=+ptx{ptx} O=3},"
     "scan-lower-i1-access,"
     "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
     "reconcile-unrealized-casts),"
@@ -183,18 +184,40 @@ std::string substitute(llvm::StringRef text,
   return result;
 }
 
+/// The GPU architectures both LLVM 22's NVPTX back end and CUDA 13's ptxas
+/// know, with the PTX ISA version each needs (LLVM aborts, "PTX version 8.0
+/// does not support target", when the version is too old for the chip; a
+/// name LLVM does not know gives PTX that ptxas rejects).
+constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral> kChips[] = {
+    {"sm_75", "80"},   {"sm_80", "80"},   {"sm_86", "80"},
+    {"sm_87", "80"},   {"sm_89", "80"},   {"sm_90", "80"},
+    {"sm_90a", "80"},  {"sm_100", "86"},  {"sm_100a", "86"},
+    {"sm_100f", "88"}, {"sm_103", "88"},  {"sm_103a", "88"},
+    {"sm_103f", "88"}, {"sm_110", "90"},  {"sm_110a", "90"},
+    {"sm_110f", "90"}, {"sm_120", "87"},  {"sm_120a", "87"},
+    {"sm_120f", "88"}, {"sm_121", "88"},  {"sm_121a", "88"},
+    {"sm_121f", "88"},
+};
+
+/// The PTX version (`80` for PTX 8.0) that `chip` needs, or "" if it is not
+/// a supported architecture.
+llvm::StringRef ptxVersionFor(llvm::StringRef chip) {
+  for (auto [name, ptx] : kChips)
+    if (name == chip)
+      return ptx;
+  return "";
+}
+
 /// Options are pasted into pipeline text: refuse what would change its
 /// meaning. Returns the error, or an empty string.
 std::string checkGpuOptions(const GpuOptions &options) {
-  auto word = [](llvm::StringRef s) {
-    return !s.empty() && llvm::all_of(s, [](char c) {
-      return llvm::isAlnum(c) || c == '_';
-    });
-  };
-  if (!word(options.chip) || !llvm::StringRef(options.chip).starts_with("sm_"))
-    return "scan-to-nvvm: chip must name an NVIDIA architecture such as "
-           "sm_80 or sm_90, not '" +
-           options.chip + "'";
+  if (ptxVersionFor(options.chip).empty()) {
+    std::string known;
+    for (auto [name, ptx] : kChips)
+      known += (known.empty() ? "" : ", ") + name.str();
+    return "scan-to-nvvm: chip must be one of the NVIDIA architectures " +
+           known + ", not '" + options.chip + "'";
+  }
   if (options.mode != "auto" && options.mode != "host" &&
       options.mode != "kernel")
     return "scan-to-nvvm: mode must be auto, host or kernel, not '" +
@@ -239,6 +262,7 @@ void registerGpuPipeline(
 std::string withOptions(llvm::StringRef text, const GpuOptions &options) {
   return substitute(text,
                     {{"chip", options.chip},
+                     {"ptx", ptxVersionFor(options.chip).str()},
                      {"mode", options.mode},
                      {"format", options.format},
                      {"block-size", std::to_string(options.blockSize)},

@@ -16,7 +16,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ._cli import scan_opt_path
+from ._cli import package_file, scan_opt_path
 
 
 def _mlir_dir() -> Path:
@@ -25,7 +25,7 @@ def _mlir_dir() -> Path:
 
 def runtime_library_path() -> Path:
     """The run-time library compiled programs call (python/runtime/)."""
-    return Path(__file__).resolve().parent / "_lib" / "libMLIRScanRuntime.so"
+    return package_file("_lib", "libMLIRScanRuntime.so")
 
 
 def shared_libs() -> list[Path]:

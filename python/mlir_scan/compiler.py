@@ -54,5 +54,7 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     if target != "cpu":
         raise ValueError(f"compile: target must be 'cpu' or 'cuda', not {target!r}")
     if cuda_options:
-        raise TypeError(f"compile: {', '.join(sorted(cuda_options))} only apply to target='cuda'")
+        raise TypeError(f"compile: the option{'s' if len(cuda_options) > 1 else ''} "
+                        f"{', '.join(sorted(cuda_options))} only appl{'y' if len(cuda_options) > 1 else 'ies'} "
+                        "to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks)

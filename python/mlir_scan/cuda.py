@@ -41,6 +41,12 @@ STAGES = ("input", "optimized", "scf", "bufferized", "gpu", "llvm", "ptx")
 #: Stages of an emulated program ("gpu": the kernels as gpu.launch ops).
 EMULATED_STAGES = ("input", "optimized", "scf", "bufferized", "gpu", "llvm")
 MODES = ("auto", "host", "kernel")
+#: The GPU architectures ``chip`` may name: those LLVM 22's NVPTX back end and
+#: CUDA 13's ptxas both know (the same list as ``kChips`` in
+#: passes/lib/Pipelines.cpp, which picks the PTX version each needs).
+CHIPS = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f",
+         "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f", "sm_120", "sm_120a", "sm_120f",
+         "sm_121", "sm_121a", "sm_121f")
 FORMATS = ("isa", "bin", "fatbin")
 
 _BUFFERIZE = "scan-gpu-bufferize-loops"
@@ -103,8 +109,8 @@ class CudaProgram(runtime.Program):
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  chip: str = "sm_80", mode: str = "auto", format: str = "isa",  # noqa: A002
                  emulate: bool = False):
-        if not isinstance(chip, str) or not chip.startswith("sm_") or not chip[3:].rstrip("af").isdigit():
-            raise ValueError(f"compile: chip must be an NVIDIA architecture such as 'sm_80' or 'sm_90', "
+        if chip not in CHIPS:
+            raise ValueError(f"compile: chip must be one of the NVIDIA architectures {', '.join(CHIPS)}, "
                              f"not {chip!r}")
         if mode not in MODES:
             raise ValueError(f"compile: mode must be one of {', '.join(MODES)}, not {mode!r}")

@@ -7,10 +7,17 @@
 // RUN: scan-opt %s --split-input-file --scan-to-nvvm | FileCheck %s --check-prefix=AUTO
 // RUN: not scan-opt %s --pass-pipeline="builtin.module(scan-to-nvvm{mode=fast})" 2>&1 | FileCheck %s --check-prefix=BADMODE
 // RUN: not scan-opt %s --pass-pipeline="builtin.module(scan-to-nvvm{chip=x86})" 2>&1 | FileCheck %s --check-prefix=BADCHIP
+// RUN: not scan-opt %s --pass-pipeline="builtin.module(scan-to-nvvm{chip=sm_101})" 2>&1 | FileCheck %s --check-prefix=BADCHIP101
+// RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-to-nvvm{chip=sm_120})" | FileCheck %s --check-prefix=SM120
 // RUN: not scan-opt %s --pass-pipeline="builtin.module(scan-to-nvvm{format=elf})" 2>&1 | FileCheck %s --check-prefix=BADFORMAT
 
 // BADMODE: scan-to-nvvm: mode must be auto, host or kernel, not 'fast'
-// BADCHIP: scan-to-nvvm: chip must name an NVIDIA architecture such as sm_80 or sm_90, not 'x86'
+// BADCHIP: scan-to-nvvm: chip must be one of the NVIDIA architectures sm_75, sm_80, {{.*}}, sm_121f, not 'x86'
+// (sm_101 is known to LLVM but not to CUDA 13's ptxas, which calls it sm_110.)
+// BADCHIP101: not 'sm_101'
+// Each chip gets the PTX version it needs (LLVM aborts on sm_120 with PTX 8.0).
+// SM120: .version 8.7
+// SM120: .target sm_120
 // BADFORMAT: scan-to-nvvm: format must be isa, bin or fatbin, not 'elf'
 
 // An Elman RNN step (hidden size 8).

@@ -530,8 +530,23 @@ def test_bad_options_are_errors():
         mlir_scan.compile(RNN, target="cuda", format="elf")
     with pytest.raises(ValueError, match="target must be 'cpu' or 'cuda'"):
         mlir_scan.compile(RNN, target="tpu")
-    with pytest.raises(TypeError, match="only apply to target='cuda'"):
+    with pytest.raises(TypeError, match="only applies to target='cuda'"):
         mlir_scan.compile(RNN, chip="sm_90")
+    # Names LLVM 22 does not know, or ptxas does not (sm_101), and chips that
+    # need a newer PTX than sm_90's (LLVM aborted on sm_100 with PTX 8.0).
+    for chip in ("sm_abc", "sm_1000", "sm_99", "sm_101", "SM_80", ""):
+        with pytest.raises(ValueError, match="chip must be one of"):
+            mlir_scan.compile(RNN, target="cuda", chip=chip)
+
+
+@needs_ptxas
+def test_every_supported_chip_gets_ptx_its_ptxas_accepts():
+    source = (EXAMPLES / "cumsum.mlir").read_text()
+    for chip in cuda.CHIPS:
+        for module in split_ptx(mlir_scan.compile(source, target="cuda", chip=chip).ir("ptx")):
+            assert f".target {chip}" in module
+            result = ptxas(module, chip)
+            assert result.returncode == 0, (chip, result.stderr)
 
 
 def test_function_with_cuda_target():

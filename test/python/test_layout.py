@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.resources
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,11 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     out = {}
     # Extension modules (the native call path) are modules too, with no
     # Python imports of their own.
-    for path in ROOT.glob("*.so"):
-        out["mlir_scan." + path.name.split(".")[0]] = (path, False)
+    # (Found by name: an editable install keeps them in site-packages, away
+    # from the sources.)
+    for entry in importlib.resources.files("mlir_scan").iterdir():
+        if entry.name.endswith(".so"):
+            out["mlir_scan." + entry.name.split(".")[0]] = (Path(str(entry)), False)
     for path in ROOT.rglob("*.py"):
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
         is_pkg = parts[-1] == "__init__"

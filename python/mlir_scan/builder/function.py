@@ -36,6 +36,7 @@ import numpy as np
 from ..compiler import compile as compile_mlir
 from . import tensor as T
 from .emitter import ModuleEmitter
+from .ops.shape import fold_shapes
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
 from .sharedvar import SharedVariable, filter_value
 
@@ -225,6 +226,14 @@ class Function:
                     break
                 for s in new:
                     upd[s] = s.default_update
+        # Sizes read from computed variables become sizes computed from the
+        # graph's inputs, now that the graph is cut and the givens applied.
+        n_out, n_upd = len(self.outputs), len(upd)
+        folded = fold_shapes(self.outputs + list(upd.values()) + in_exprs)
+        self.outputs = folded[:n_out]
+        upd = dict(zip(upd.keys(), folded[n_out:n_out + n_upd]))
+        in_exprs = folded[n_out + n_upd:]
+        self._in_updates = [(k, e) for (k, _), e in zip(self._in_updates, in_exprs)]
         self.updates = upd
 
         roots = graph_inputs(self.outputs + list(upd.values()) + in_exprs)

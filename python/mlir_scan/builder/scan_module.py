@@ -43,7 +43,7 @@ from .graph import (
 )
 from . import tensor as T
 from .ops.scan import ScanOp
-from .ops.shape import Shape_i, shape_of
+from .ops.shape import Shape_i, shape_of, symbolic_shape
 from .sharedvar import SharedVariable
 
 __all__ = ["scan", "map", "reduce", "foldl", "foldr", "until", "scan_checkpoints", "clone", "OrderedUpdates"]
@@ -315,7 +315,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         n_var = None
         for var, taps in seqs:
             span = max(0, max(taps)) - min(0, min(taps))
-            avail = shape_of(var)[0] - span
+            avail = symbolic_shape(var)[0] - span
             if n_var is None:
                 n_var = avail
             elif isinstance(n_var, int) and isinstance(avail, int):

@@ -34,7 +34,7 @@ from ..graph import Apply, Constant, Op, TensorType, Variable, is_float, toposor
 from .basic import Alloc, DimShuffle, Reduce
 from .disconnected import DisconnectedGrad
 from .elemwise import SCALAR_OPS, Elemwise, broadcast_shapes, cast
-from .shape import shape_of
+from .shape import symbolic_shape
 
 __all__ = [
     "backprop", "conform", "zeros_like", "one_like", "add_all", "SpecifyShape", "DisconnectedGrad",
@@ -69,7 +69,7 @@ def zeros_like(x: Variable, dtype: str | None = None) -> Variable:
     dtype = dtype or x.dtype
     if x.ndim == 0:
         return const(0, dtype)
-    return alloc_to(const(0, dtype), shape_of(x), dtype)
+    return alloc_to(const(0, dtype), symbolic_shape(x), dtype)
 
 
 def add_all(terms: Sequence[Variable]) -> Variable:
@@ -127,7 +127,7 @@ def conform(g: Variable, var: Variable) -> Variable:
     if g.ndim > t.ndim:
         g = Reduce("sum", tuple(range(g.ndim - t.ndim)))(g)
     if g.ndim < t.ndim:
-        g = alloc_to(g, shape_of(var), g.dtype)
+        g = alloc_to(g, symbolic_shape(var), g.dtype)
     axes = tuple(d for d in range(t.ndim) if t.shape[d] == 1 and g.type.shape[d] != 1)
     if axes:
         g = Reduce("sum", axes)(g)

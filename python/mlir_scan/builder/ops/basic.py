@@ -17,7 +17,7 @@ import numpy as np
 from ..emitter import Block
 from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, upcast
 from .elemwise import _nobool, broadcast_shapes, cast, elemwise
-from .shape import shape_of
+from .shape import symbolic_shape
 from .subtensor import Subtensor
 
 __all__ = ["Alloc", "Arange", "Dot", "AddDotT", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
@@ -151,7 +151,7 @@ class Arange(Op):
             return [None, None, None]
         out = node.outputs[0]
         zero, one = Constant(np.asarray(0, "int64")), Constant(np.asarray(1, "int64"))
-        n = shape_of(out)[0]
+        n = symbolic_shape(out)[0]
         n = Constant(np.asarray(n, "int64")) if isinstance(n, int) else n
         i = cast(Arange("int64")(zero, n, one), self.dtype)
         return [Reduce("sum", (0,))(g), None, Reduce("sum", (0,))(elemwise("mul", g, i))]
@@ -477,7 +477,7 @@ class Reduce(Op):
         ge = _expand_axes(g, self.axes, x.ndim)
         dt = out.dtype
         if self.kind == "sum":
-            dims = shape_of(x)
+            dims = symbolic_shape(x)
             static = tuple(d if isinstance(d, int) else None for d in dims)
             sym = [d for d in dims if not isinstance(d, int)]
             return [Alloc(g.dtype, static)(ge, *sym)]
@@ -672,7 +672,7 @@ class Join(Op):
         grads = []
         start = 0
         for piece in node.inputs:
-            size = shape_of(piece)[self.axis]
+            size = symbolic_shape(piece)[self.axis]
             stop = _add_dims(start, size)
             bounds, syms = [], []
             for v in (start, stop):
@@ -825,7 +825,7 @@ class Reshape(Op):
         if g is None:
             return [None] * len(node.inputs)
         x = node.inputs[0]
-        dims = shape_of(x)
+        dims = symbolic_shape(x)
         static = tuple(d if isinstance(d, int) else None for d in dims)
         sym = [d for d in dims if not isinstance(d, int)]
         return [Reshape(static)(g, *sym)] + [None] * (len(node.inputs) - 1)

@@ -22,8 +22,10 @@ Example::
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..emitter import Block
-from ..graph import Apply, Op, TensorType, Variable, is_float, is_int
+from ..graph import Apply, Constant, Op, TensorType, Variable, is_float, is_int
 from .shape import Shape_i
 
 __all__ = ["Assert", "SpecifyShape", "Unbroadcast", "ExtractDiag", "AllocDiag"]
@@ -36,13 +38,15 @@ def _zero(b: Block, dtype: str) -> str:
 class Assert(Op):
     """``Assert(msg)(x, *conds)``: `x`, once every scalar condition is true at run time.
 
-    A false condition fails the call with ``AssertionError(msg)``.
+    A false condition fails the call with ``AssertionError(msg)`` (or with
+    ``exception(msg)``, for the checks other ops of the DSL make with it).
     """
 
-    __props__ = ("msg",)
+    __props__ = ("msg", "exception")
 
-    def __init__(self, msg: str = "Theano Assert failed!"):
+    def __init__(self, msg: str = "Theano Assert failed!", exception: type = AssertionError):
         self.msg = str(msg)
+        self.exception = exception
 
     def make_node(self, x: Variable, *conds: Variable) -> Apply:
         cs = []
@@ -71,8 +75,13 @@ class Assert(Op):
         for ssa, var in zip(inputs[1:], node.inputs[1:]):
             cond = b.cast(ssa, var.dtype, "bool")
             bad = b.op(f"arith.xori {cond}, {b.const(True, 'bool')} : i1")
-            b.check(bad, message, exception=AssertionError)
+            b.check(bad, message, exception=self.exception)
         return [inputs[0]]
+
+    def L_op(self, node, output_grads):
+        # The value passes through unchanged: so does its gradient (the
+        # other inputs, conditions or sizes, have none).
+        return [output_grads[0]] + [None] * (len(node.inputs) - 1)
 
 
 class SpecifyShape(Op):
@@ -146,6 +155,11 @@ class SpecifyShape(Op):
             return [inputs[0]]
         return [b.tensor_cast(inputs[0], x.type, node.outputs[0].type)]
 
+    def L_op(self, node, output_grads):
+        # The value passes through unchanged: so does its gradient (the
+        # other inputs, conditions or sizes, have none).
+        return [output_grads[0]] + [None] * (len(node.inputs) - 1)
+
 
 class Unbroadcast(Op):
     """`x` with the statically-1 sizes of `axes` made unknown (Theano's ``unbroadcast``)."""
@@ -168,53 +182,141 @@ class Unbroadcast(Op):
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         return [b.tensor_cast(inputs[0], node.inputs[0].type, node.outputs[0].type)]
 
+    def L_op(self, node, output_grads):
+        # The value passes through unchanged: so does its gradient (the
+        # other inputs, conditions or sizes, have none).
+        return [output_grads[0]] + [None] * (len(node.inputs) - 1)
+
 
 class ExtractDiag(Op):
-    """The main diagonal of a matrix (``T.diag(matrix)``, NumPy's ``diag``)."""
+    """Diagonal `offset` of a matrix (``T.diag(matrix, k)``, ``x.diagonal(offset)``, NumPy's ``diagonal``).
+
+    Element ``i`` is ``x[i, i + offset]`` (``offset >= 0``) or ``x[i - offset, i]``.
+    """
+
+    __props__ = ("offset",)
+
+    def __init__(self, offset: int = 0):
+        self.offset = int(offset)
 
     def make_node(self, x: Variable) -> Apply:
         if x.ndim != 2:
             raise TypeError(f"diag: expected a matrix, got rank {x.ndim}")
         n, m = x.type.shape
-        size = min(n, m) if n is not None and m is not None else None
+        size = _diag_length(n, m, self.offset) if n is not None and m is not None else None
         return Apply(self, [x], [TensorType(x.dtype, (size,))])
+
+    def infer_shape(self, node, input_shapes):
+        n, m = input_shapes[0]
+        if isinstance(n, int) and isinstance(m, int):
+            return [(_diag_length(n, m, self.offset),)]
+        return None
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         x = node.inputs[0]
         out = node.outputs[0].type
-        n = b.iop("minsi", b.dim(inputs[0], x.type, 0), b.dim(inputs[0], x.type, 1))
-        empty = b.empty(out, [n])
+        k = self.offset
+        n, m = b.dim(inputs[0], x.type, 0), b.dim(inputs[0], x.type, 1)
+        # min(n, m - k) or min(n + k, m), at least 0
+        if k >= 0:
+            size = b.iop("minsi", n, b.iop("subi", m, b.index(k)))
+        else:
+            size = b.iop("minsi", b.iop("subi", n, b.index(-k)), m)
+        size = b.iop("maxsi", size, b.index(0))
+        empty = b.empty(out, [size])
 
         def body(bb: Block, args: list[str]) -> list[str]:
             i = bb.op("linalg.index 0 : index")
-            return [bb.op(f"tensor.extract {inputs[0]}[{i}, {i}] : {x.type.mlir}")]
+            row, col = (i, bb.iop("addi", i, bb.index(k))) if k >= 0 else (bb.iop("addi", i, bb.index(-k)), i)
+            return [bb.op(f"tensor.extract {inputs[0]}[{row}, {col}] : {x.type.mlir}")]
 
         return b.generic([], [(empty, out, "(d0)")], ["parallel"], body)
 
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        if g is None or not is_float(node.outputs[0].dtype):
+            return [None]
+        x = node.inputs[0]
+        dims = [Shape_i(d)(x) if s is None else _i64(s) for d, s in enumerate(x.type.shape)]
+        return [AllocDiag(self.offset, shaped=True)(g, *dims)]
+
+
+def _diag_length(n: int, m: int, k: int) -> int:
+    return max(0, min(n, m - k) if k >= 0 else min(n + k, m))
+
+
+def _i64(value: int) -> Variable:
+    return Constant(np.asarray(value, "int64"))
+
 
 class AllocDiag(Op):
-    """The square matrix with vector `v` on its diagonal (``T.diag(vector)``)."""
+    """The matrix with vector `v` on diagonal `offset`, zeros elsewhere (``T.diag(vector, k)``).
 
-    def make_node(self, v: Variable) -> Apply:
+    Square, of size ``len(v) + |offset|``, like NumPy's ``diag``; with
+    ``shaped=True`` the node takes the matrix's two sizes as inputs (the
+    gradient of :class:`ExtractDiag`, whose matrix need not be square).
+    """
+
+    __props__ = ("offset", "shaped")
+
+    def __init__(self, offset: int = 0, shaped: bool = False):
+        self.offset, self.shaped = int(offset), bool(shaped)
+
+    def make_node(self, v: Variable, *dims: Variable) -> Apply:
         if v.ndim != 1:
             raise TypeError(f"diag: expected a vector, got rank {v.ndim}")
-        n = v.type.shape[0]
-        return Apply(self, [v], [TensorType(v.dtype, (n, n))])
+        if self.shaped:
+            if len(dims) != 2 or any(d.ndim != 0 or not is_int(d.dtype) for d in dims):
+                raise TypeError("AllocDiag: the matrix's two sizes must be integer scalars")
+            shape = tuple(int(d.data) if isinstance(d, Constant) else None for d in dims)
+        else:
+            if dims:
+                raise TypeError("AllocDiag: sizes are given only with shaped=True")
+            n = v.type.shape[0]
+            shape = (n + abs(self.offset),) * 2 if n is not None else (None, None)
+        return Apply(self, [v, *dims], [TensorType(v.dtype, shape)])
 
     def infer_shape(self, node, input_shapes):
-        return [(input_shapes[0][0], input_shapes[0][0])]
+        if self.shaped:
+            return [tuple(node.inputs[1:])]
+        n = input_shapes[0][0]
+        size = n + abs(self.offset) if self.offset else n
+        return [(size, size)]
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         v = node.inputs[0]
         out = node.outputs[0].type
-        n = b.dim(inputs[0], v.type, 0)
-        empty = b.empty(out, [n, n])
+        k = self.offset
+        length = b.dim(inputs[0], v.type, 0)
+        if self.shaped:
+            rows = b.to_index(inputs[1], node.inputs[1].dtype)
+            cols = b.to_index(inputs[2], node.inputs[2].dtype)
+        else:
+            rows = cols = b.iop("addi", length, b.index(abs(k))) if k else length
         dtype = v.dtype
+        empty = b.empty(out, [rows, cols])
+        # The element read is clamped into v (an empty v is never read: its
+        # diagonal is empty, the matrix all zeros).
+        last = b.iop("maxsi", b.iop("subi", length, b.index(1)), b.index(0))
+        nonempty = b.icmp("sgt", length, b.index(0))
 
         def body(bb: Block, args: list[str]) -> list[str]:
             i = bb.op("linalg.index 0 : index")
             j = bb.op("linalg.index 1 : index")
-            on = bb.icmp("eq", i, j)
-            return [bb.select(on, args[0], _zero(bb, dtype), v.type.mlir_elem)]
+            on = bb.icmp("eq", bb.iop("subi", j, i), bb.index(k))
+            at = bb.iop("minsi", i if k >= 0 else j, last)
+            on = bb.op(f"arith.andi {on}, {nonempty} : i1")
+            safe = bb.select(nonempty, at, bb.index(0), "index")
+            value = bb.if_else(
+                on, lambda t: t.op(f"tensor.extract {inputs[0]}[{safe}] : {v.type.mlir}"),
+                lambda e: _zero(e, dtype), v.type.mlir_elem, "diag")
+            return [value]
 
-        return b.generic([(inputs[0], v.type, "(d0)")], [(empty, out, "(d0, d1)")], ["parallel", "parallel"], body)
+        return b.generic([], [(empty, out, "(d0, d1)")], ["parallel", "parallel"], body)
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        rest = [None] * (len(node.inputs) - 1)
+        if g is None or not is_float(node.outputs[0].dtype):
+            return [None] + rest
+        return [ExtractDiag(self.offset)(g)] + rest

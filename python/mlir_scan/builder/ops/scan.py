@@ -30,7 +30,7 @@ from __future__ import annotations
 from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable
 from . import scan_grad
-from .shape import Shape_i
+from .shape import Shape_i, fold_shapes
 
 __all__ = ["ScanOp", "ScanShape"]
 
@@ -60,7 +60,8 @@ class ScanOp(Op):
         nitsot_runtime: list[bool] | None = None,
     ):
         self.inner_inputs = list(inner_inputs)
-        self.inner_outputs = list(inner_outputs)
+        # Sizes read from values the step computes are computed from the step's inputs.
+        self.inner_outputs = fold_shapes(list(inner_outputs))
         self.seq_taps = [tuple(t) for t in seq_taps]
         self.mitsot_taps = [tuple(t) for t in mitsot_taps]
         self.n_seqs = len(self.seq_taps)

@@ -17,12 +17,14 @@ Example::
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..emitter import Block
-from ..graph import Apply, Constant, Op, TensorType, Variable, is_int, toposort
+from ..graph import Apply, Constant, Op, TensorType, Variable, clone_replace, is_int, toposort
 from .elemwise import cast
 
-__all__ = ["Shape", "Shape_i", "MakeVector", "shape_of", "checked_shape_of", "carries_checks",
-           "dims_from_shape_arg", "Dim"]
+__all__ = ["Shape", "Shape_i", "MakeVector", "shape_of", "checked_shape_of", "symbolic_shape",
+           "fold_shapes", "carries_checks", "dims_from_shape_arg", "Dim"]
 
 #: A dimension: a static int or an int64 scalar variable.
 Dim = "int | Variable"
@@ -96,8 +98,102 @@ def _fallback(var: Variable) -> tuple:
     )
 
 
+def symbolic_shape(var: Variable) -> tuple:
+    """The shape of `var` as the graph reads it: ints where static, ``Shape_i(d)(var)`` elsewhere.
+
+    What the DSL builds user-visible sizes from (``x.shape``, ``mean``,
+    ``ones_like``, the gradient of ``sum``, ...): the sizes stay attached to
+    `var`, so replacing `var` (``clone``, ``givens``, an intermediate
+    variable given as a ``function`` input) replaces its sizes too, as in
+    Theano. :func:`fold_shapes` rewrites them into sizes computed from the
+    graph's inputs when a function is compiled (Theano's ``ShapeFeature``).
+
+    >>> from mlir_scan import tensor as T
+    >>> x = T.vector("x")
+    >>> [str(d) for d in symbolic_shape(T.exp(x))]
+    ['Shape_i(0)']
+    """
+    return _fallback(var)
+
+
+def fold_shapes(outputs: list[Variable]) -> list[Variable]:
+    """`outputs` with each size read from a computed variable replaced by its inferred size.
+
+    ``Shape_i(d)(v)`` and ``Shape(v)`` of a variable computed in the graph
+    become the size :func:`checked_shape_of` infers from `v`'s inputs (so
+    `v` itself need not be computed for its shape, and the sizes keep the
+    run-time checks `v` would make). Sizes of the graph's inputs stay reads
+    of those inputs. Run on a function's outputs after its graph has been
+    cut at its inputs and ``givens`` applied, and on every scan's inner
+    graph.
+
+    >>> from mlir_scan import tensor as T
+    >>> x = T.vector("x")
+    >>> [n] = fold_shapes([T.exp(x).shape[0]])
+    >>> str(n), n.owner.inputs[0] is x
+    ('Shape_i(0)', True)
+    """
+    replace: dict[Variable, Variable] = {}
+    for node in toposort(outputs):
+        if isinstance(node.op, Shape_i):
+            src = node.inputs[0]
+            if src.owner is None:
+                continue
+            dim = _resolve(Shape_i(node.op.i)(src), checked=True)
+            if not _reads(dim, src, node.op.i):
+                replace[node.outputs[0]] = _dim_variable(dim)
+        elif isinstance(node.op, Shape):
+            src = node.inputs[0]
+            if src.owner is None or src.ndim == 0:
+                continue
+            dims = [_resolve(Shape_i(d)(src), checked=True) for d in range(src.ndim)]
+            if not all(_reads(dim, src, d) for d, dim in enumerate(dims)):
+                replace[node.outputs[0]] = MakeVector("int64")(*[_dim_variable(d) for d in dims])
+    if not replace:
+        return list(outputs)
+    return clone_replace(list(outputs), replace)
+
+
+def _reads(dim, src: Variable, i: int) -> bool:
+    """True when `dim` is ``Shape_i(i)(src)``: a size that could not be inferred."""
+    return (isinstance(dim, Variable) and dim.owner is not None and isinstance(dim.owner.op, Shape_i)
+            and dim.owner.op.i == i and dim.owner.inputs[0] is src)
+
+
+def _resolve(dim, checked: bool, inferred_only: bool = False):
+    """`dim`, a size read from a computed variable, as the size inferred for that variable.
+
+    With `inferred_only`, only variables whose shape is inferred already
+    (during an inference: never the outputs of the node being inferred,
+    which may read their own sizes).
+    """
+    infer = checked_shape_of if checked else shape_of
+    tag = "checked_shape" if checked else "shape"
+    while (isinstance(dim, Variable) and dim.owner is not None and isinstance(dim.owner.op, Shape_i)
+           and dim.owner.inputs[0].owner is not None):
+        src, i = dim.owner.inputs[0], dim.owner.op.i
+        if inferred_only and tag not in src.tag:
+            break
+        inferred = infer(src)[i]
+        if _reads(inferred, src, i):
+            break
+        dim = inferred
+    return dim
+
+
+def _dim_variable(dim) -> Variable:
+    if isinstance(dim, Variable):
+        return dim if dim.dtype == "int64" else cast(dim, "int64")
+    return Constant(np.asarray(int(dim), "int64"))
+
+
 def shape_of(var: Variable) -> tuple:
-    """The shape of `var`: ints where static, int64 scalar variables elsewhere."""
+    """The shape of `var`: ints where static, int64 scalar variables elsewhere.
+
+    The sizes are inferred from the graph that computes `var` (in terms of
+    its inputs, where the ops can tell): what the scan builder sizes buffers
+    with before a loop runs. User-visible sizes use :func:`symbolic_shape`.
+    """
     cached = var.tag.get("shape")
     if cached is not None:
         return cached
@@ -118,7 +214,7 @@ def shape_of(var: Variable) -> tuple:
             shape = _fallback(out) if out.ndim else ()
             if inferred is not None and inferred[k] is not None:
                 shape = tuple(
-                    static if static is not None else _as_dim(dim)
+                    static if static is not None else _as_dim(_resolve(dim, checked=False, inferred_only=True))
                     for static, dim in zip(out.type.shape, inferred[k])
                 )
             out.tag["shape"] = shape
@@ -158,9 +254,9 @@ def checked_shape_of(var: Variable) -> tuple:
         for k, out in enumerate(node.outputs):
             shape = shape_of(out) if out.ndim else ()
             if inferred is not None and inferred[k] is not None:
+                resolved = [_resolve(dim, checked=True, inferred_only=True) for dim in inferred[k]]
                 shape = tuple(
-                    _as_dim(dim) if carries_checks(dim) else known
-                    for known, dim in zip(shape, inferred[k])
+                    _as_dim(dim) if carries_checks(dim) else known for known, dim in zip(shape, resolved)
                 )
             out.tag["checked_shape"] = shape
     if "checked_shape" not in var.tag:
@@ -203,7 +299,7 @@ def dims_from_shape_arg(shape, what: str, ndim: int | None = None) -> tuple:
             shape = [shape]
         elif shape.ndim == 1:
             if shape.owner is not None and isinstance(shape.owner.op, Shape):
-                return shape_of(shape.owner.inputs[0])
+                return symbolic_shape(shape.owner.inputs[0])
             if shape.owner is not None and isinstance(shape.owner.op, MakeVector):
                 return tuple(_as_dim(v) for v in shape.owner.inputs)
             if isinstance(shape, Constant):

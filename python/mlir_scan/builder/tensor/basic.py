@@ -39,7 +39,8 @@ from ..graph import Constant, TensorType, Variable, check_dtype, is_float, is_in
 from ..ops.basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
 from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast
 from ..ops.misc import SpecifyShape
-from ..ops.shape import MakeVector, Shape, carries_checks, checked_shape_of, dims_from_shape_arg, shape_of
+from ..ops.shape import (MakeVector, Shape, Shape_i, carries_checks, checked_shape_of, dims_from_shape_arg,
+                         symbolic_shape)
 from ..ops.subtensor import IncSubtensor, Subtensor, make_index_list
 
 __all__ = [
@@ -409,21 +410,21 @@ def zeros_like(x, dtype: str | None = None) -> Variable:
     """Zeros with the shape (and dtype) of `x`."""
     x = as_tensor_variable(x)
     dtype = check_dtype(dtype or x.dtype, "zeros_like")
-    return _alloc(constant(0, dtype=dtype), shape_of(x), dtype)
+    return _alloc(constant(0, dtype=dtype), symbolic_shape(x), dtype)
 
 
 def ones_like(x, dtype: str | None = None) -> Variable:
     """Ones with the shape (and dtype) of `x`."""
     x = as_tensor_variable(x)
     dtype = check_dtype(dtype or x.dtype, "ones_like")
-    return _alloc(constant(1, dtype=dtype), shape_of(x), dtype)
+    return _alloc(constant(1, dtype=dtype), symbolic_shape(x), dtype)
 
 
 def fill(model, value) -> Variable:
     """`value` broadcast to the shape of `model` (Theano's ``fill``)."""
     model = as_tensor_variable(model)
     value, = _operands(value)
-    return _alloc(value, shape_of(model), value.dtype)
+    return _alloc(value, symbolic_shape(model), value.dtype)
 
 
 second = fill
@@ -508,10 +509,17 @@ def shape(x) -> Variable:
     :func:`~mlir_scan.builder.ops.shape.checked_shape_of`).
     """
     x = as_tensor_variable(x)
-    dims = checked_shape_of(x)
-    if builtins.any(carries_checks(d) for d in dims):
-        return MakeVector("int64")(*[constant(d, dtype="int64") if isinstance(d, int) else d for d in dims])
     return Shape()(x)
+
+
+def _shape_entry(x: Variable, d: int) -> Variable:
+    """Size `d` of `x` (``x.shape[d]``): a constant where it is static and needs no
+    check, otherwise read from `x` (and folded into a computed size, with the
+    checks it needs, when the function is compiled: ``fold_shapes``)."""
+    dim = checked_shape_of(x)[d]
+    if isinstance(dim, int):
+        return constant(dim, dtype="int64")
+    return Shape_i(d)(x)
 
 
 def _norm_axis(axis, ndim: int, what: str) -> int:
@@ -592,7 +600,7 @@ def mean(x, axis=None, dtype: str | None = None, keepdims: bool = False, acc_dty
     axes = _norm_axes(axis, x.ndim, "mean")
     fdt = x.dtype if is_float(x.dtype) else "float64"
     total = _reduce("sum", _cast(x, fdt), axes, False, None)
-    dims = shape_of(x)
+    dims = symbolic_shape(x)
     count: Any = 1
     for d in axes:
         count = count * dims[d] if isinstance(count, int) and isinstance(dims[d], int) else mul(count, dims[d])
@@ -680,7 +688,7 @@ def reshape(x, newshape, ndim: int | None = None) -> Variable:
         k = [i for i, d in enumerate(dims) if isinstance(d, int) and d == -1][0]
         known = [d for i, d in enumerate(dims) if i != k]
         total: Any = 1
-        for d in shape_of(x):
+        for d in symbolic_shape(x):
             total = total * d if isinstance(total, int) and isinstance(d, int) else mul(total, d)
         rest: Any = 1
         for d in known:
@@ -705,7 +713,7 @@ def flatten(x, ndim: int = 1, outdim: int | None = None) -> Variable:
     ndim = outdim or ndim
     if not 1 <= ndim <= builtins.max(x.ndim, 1):
         raise ValueError(f"flatten: ndim={ndim} for a rank-{x.ndim} tensor")
-    dims = list(shape_of(x))
+    dims = list(symbolic_shape(x))
     keep = dims[: ndim - 1]
     rest: Any = 1
     for d in dims[ndim - 1:]:
@@ -720,8 +728,7 @@ def _getitem(x: Variable, key) -> Variable:
     if x.owner is not None and isinstance(x.owner.op, Shape) and isinstance(key, (int, np.integer)):
         src = x.owner.inputs[0]
         d = _norm_axis(key, src.ndim, "shape index")
-        dim = checked_shape_of(src)[d]
-        return constant(dim, dtype="int64") if isinstance(dim, int) else dim
+        return _shape_entry(src, d)
     if (x.owner is not None and isinstance(x.owner.op, MakeVector) and isinstance(key, (int, np.integer))
             and not isinstance(key, (bool, np.bool_)) and -len(x.owner.inputs) <= key < len(x.owner.inputs)):
         return x.owner.inputs[int(key)]

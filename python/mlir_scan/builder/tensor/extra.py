@@ -29,15 +29,15 @@ import numpy as np
 
 from ..graph import Variable, is_float
 from ..ops.misc import AllocDiag, ExtractDiag, SpecifyShape, Unbroadcast
-from ..ops.shape import dims_from_shape_arg
+from ..ops.shape import dims_from_shape_arg, symbolic_shape
 from .basic import (
     _cast, _keepdims, _norm_axes, _norm_axis, alloc, as_tensor_variable, check_dtype, constant, fill, flatten,
-    mean, mul, shape_of, sqr, sqrt, sub, sum, true_div,
+    mean, mul, sqr, sqrt, sub, sum, true_div,
 )
 
 __all__ = [
-    "specify_shape", "unbroadcast", "addbroadcast", "patternbroadcast", "diag", "var", "std", "full",
-    "full_like",
+    "specify_shape", "unbroadcast", "addbroadcast", "patternbroadcast", "diag", "diagonal", "var", "std",
+    "full", "full_like",
 ]
 
 
@@ -93,15 +93,32 @@ def patternbroadcast(x, broadcastable: Sequence[bool]) -> Variable:
 
 
 def diag(v, k: int = 0) -> Variable:
-    """NumPy's ``diag``: a vector's diagonal matrix, or a matrix's diagonal (``k = 0``)."""
+    """NumPy's ``diag``: the matrix with vector `v` on diagonal `k`, or diagonal `k` of matrix `v`."""
     v = as_tensor_variable(v)
-    if k != 0:
-        raise NotImplementedError("diag: only the main diagonal (k=0) is supported")
+    k = _offset(k, "diag")
     if v.ndim == 1:
-        return AllocDiag()(v)
+        return AllocDiag(k)(v)
     if v.ndim == 2:
-        return ExtractDiag()(v)
+        return ExtractDiag(k)(v)
     raise ValueError(f"diag: input must be a vector or a matrix, got rank {v.ndim}")
+
+
+def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
+    """Diagonal `offset` of matrix `x` (NumPy's ``diagonal``; ``x.diagonal(offset)``)."""
+    x = as_tensor_variable(x)
+    offset = _offset(offset, "diagonal")
+    if x.ndim != 2:
+        raise ValueError(f"diagonal: only matrices are supported, got rank {x.ndim}")
+    a1, a2 = _norm_axis(axis1, 2, "diagonal"), _norm_axis(axis2, 2, "diagonal")
+    if a1 == a2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    return ExtractDiag(offset)(x if (a1, a2) == (0, 1) else x.T)
+
+
+def _offset(k, what: str) -> int:
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"{what}: the diagonal's offset must be a Python int, got {k!r}")
+    return int(k)
 
 
 def var(x, axis=None, ddof: int = 0, keepdims: bool = False, corrected: bool = False) -> Variable:
@@ -111,7 +128,7 @@ def var(x, axis=None, ddof: int = 0, keepdims: bool = False, corrected: bool = F
     fx = x if is_float(x.dtype) else _cast(x, "float64")
     centered = sub(fx, mean(fx, axis=axes, keepdims=True)) if axes else sub(fx, fx)
     total = sum(sqr(centered), axis=axes) if axes else sqr(centered)
-    dims = shape_of(x)
+    dims = symbolic_shape(x)
     count: Any = 1
     for d in axes:
         count = count * dims[d] if isinstance(count, int) and isinstance(dims[d], int) else mul(count, dims[d])
@@ -149,3 +166,4 @@ def full_like(x, fill_value, dtype: str | None = None) -> Variable:
 Variable.ravel = lambda self: flatten(self)  # type: ignore[attr-defined]
 Variable.var = var  # type: ignore[attr-defined]
 Variable.std = std  # type: ignore[attr-defined]
+Variable.diagonal = diagonal  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from .. import config
 from ..graph import TensorType, Variable, check_dtype, is_float, is_int
 from ..ops.elemwise import broadcast_shapes
 from ..ops.random import RandomDraw, initial_state, mix64  # noqa: F401  (mix64: kept at its old path, mlir_scan.random.mix64)
-from ..ops.shape import dims_from_shape_arg, shape_of
+from ..ops.shape import dims_from_shape_arg, symbolic_shape
 from ..sharedvar import SharedVariable
 from .basic import arange, as_tensor_variable, cast, concatenate, constant, dot, le, switch, zeros
 
@@ -67,7 +67,7 @@ class RandomStreams:
             if ref.ndim == 0:
                 dims: tuple = ()
             else:
-                dims = shape_of(sum(params[1:], params[0]) if len(params) > 1 else params[0])
+                dims = symbolic_shape(sum(params[1:], params[0]) if len(params) > 1 else params[0])
         else:
             dims = dims_from_shape_arg(size, f"{dist}: size")
         static = tuple(d if isinstance(d, int) else None for d in dims)
@@ -128,13 +128,13 @@ class RandomStreams:
         # Category j of a row takes the uniforms in [hi[j-1], hi[j]), with
         # hi the running sum of the row (the last one open-ended): the
         # intervals share their bounds exactly, so each draw counts once.
-        k = shape_of(p)[-1]
+        k = symbolic_shape(p)[-1]
         idx = arange(k)
         upper = cast(le(idx.dimshuffle(0, "x"), idx.dimshuffle("x", 0)), p.dtype)
         hi = dot(p, upper)
         last = idx.dimshuffle(*(["x"] * (p.ndim - 1)), 0) >= (k - 1)
         hi = switch(last, constant(np.inf, dtype=p.dtype), hi)
-        first = zeros([shape_of(p)[d] for d in range(p.ndim - 1)] + [1], dtype=p.dtype)
+        first = zeros([symbolic_shape(p)[d] for d in range(p.ndim - 1)] + [1], dtype=p.dtype)
         lo = concatenate([first, hi[(slice(None),) * (p.ndim - 1) + (slice(None, -1),)]], axis=p.ndim - 1)
         if size is not None:
             size = list(dims_from_shape_arg(size, "multinomial: size")) + [k]
