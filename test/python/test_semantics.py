@@ -57,6 +57,24 @@ def test_shapes_of_states_and_symbolic_steps(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_shape_queries_keep_the_checks_of_reshape_alloc_and_concatenate(mode):
+    x, n = T.dvector("x"), T.lscalar("n")
+    f = F([x, n], x.reshape((n, -1)).shape[1], mode=mode)
+    assert int(f(np.ones(6), 2)) == 3 and int(f(np.ones(6), 3)) == 2
+    for bad in (-1, 0, 4, 2**62):  # the value raises for each: so does its shape
+        with pytest.raises(ValueError, match="reshape"):
+            f(np.ones(6), bad)
+    g = F([n], T.zeros((n,)).shape[0], mode=mode)
+    assert int(g(3)) == 3
+    with pytest.raises(ValueError, match="negative"):
+        g(-1)
+    h = F([n], T.concatenate([T.zeros((n,)), T.zeros((n,))]).shape[0], mode=mode)
+    assert int(h(2)) == 4
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        h(2**62)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_shape_of_an_until_scan_is_the_steps_taken(mode):
     x0 = T.dscalar("x0")
     out, _ = theano.scan(lambda x: (x * 2, theano.until(x * 2 > 40)), outputs_info=x0, n_steps=100)
@@ -244,6 +262,28 @@ def test_variable_used_only_by_updates_is_a_missing_input():
 # -- graph utilities, In, cutting the graph ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_sizes_follow_the_variable_they_are_read_from(mode):
+    # Theano builds h.mean() as sum(h) / h.shape[0]: replacing h (clone,
+    # givens, an intermediate input, eval) replaces its sizes too.
+    x, z, y = T.dvector("x"), T.dvector("z"), T.dvector("y")
+    h = T.exp(x)
+    cloned = theano.clone(h.mean(), replace={h: z})
+    assert float(F([x, z], cloned, mode=mode, on_unused_input="ignore")(np.zeros(2), np.full(4, 3.0))) == 3.0
+    s = T.nnet.sigmoid(x)
+    value = np.array([0.5, 1.0, 2.0])
+    for expr, want in [(s.mean(), value.mean()), (T.ones_like(s), np.ones(3)), (s.reshape((-1,)), value),
+                       (s.flatten(), value), (T.grad(s.sum(), s), np.ones(3)), (s.shape[0], 3),
+                       (s.var(), value.var())]:
+        np.testing.assert_allclose(F([s], expr, mode=mode)(value), want)
+    hs, _ = theano.scan(lambda v: v * 2, sequences=x)
+    assert int(F([hs], hs.shape[0], mode=mode)(np.ones(3))) == 3
+    assert float(F([z], s.mean(), givens={s: z}, mode=mode)(np.full(3, 3.0))) == 3.0
+    assert int(s.shape[0].eval({s: np.ones(5)})) == 5
+    o, _ = theano.scan(lambda v: v * 2, sequences=s)
+    np.testing.assert_allclose(F([y], theano.clone(o, replace={s: y}), mode=mode)(np.ones(2)), [2.0, 2.0])
+
+
 def test_clone_and_graph_inputs():
     from mlir_scan.gof.graph import inputs
     from mlir_scan.graph.basic import graph_inputs
@@ -363,6 +403,42 @@ def test_categorical_crossentropy():
     # Class indices never take the log of the other probabilities (zeros are fine).
     zero = np.array([[0.0, 1.0, 0.0]])
     np.testing.assert_allclose(f(zero, zero, [1])[1], [0.0])
+    # A class index out of [0, k) fails the call (Theano: "y_i value out of bounds").
+    for bad in ([3, 0], [-1, 0]):
+        with pytest.raises(ValueError, match="out of bounds"):
+            f(probs, true, bad)
+
+
+def test_gradients_of_checks_retypes_and_diagonals():
+    x, m, r = T.dvector("x"), T.dmatrix("m"), T.row("r")
+    v = np.array([1.0, 2.0, 3.0])
+    for expr in (T.opt.assert_op(x, T.all(x > 0)), T.specify_shape(x, (3,)), T.specify_shape(x, (None,))):
+        np.testing.assert_allclose(F([x], T.grad((expr ** 2).sum(), x))(v), 2 * v)
+    np.testing.assert_allclose(F([r], T.grad((T.unbroadcast(r, 0) ** 2).sum(), r))(np.ones((1, 3))), 2 * np.ones((1, 3)))
+    M = np.arange(12.0).reshape(3, 4)
+    for k in (0, 1, -1, 3, -2, 5):
+        d, gm, d2 = F([m], [T.diag(m, k), T.grad((T.diag(m, k) ** 2).sum(), m), m.diagonal(k)])(M)
+        np.testing.assert_array_equal(d, np.diag(M, k))
+        np.testing.assert_array_equal(d2, np.diagonal(M, k))
+        want = np.zeros_like(M)
+        rows, cols = np.nonzero(np.eye(3, 4, k))
+        want[rows, cols] = 2 * M[rows, cols]
+        np.testing.assert_array_equal(gm, want)
+        W = np.arange(1.0, (3 + abs(k)) ** 2 + 1).reshape(3 + abs(k), -1)
+        a, gv = F([x], [T.diag(x, k), T.grad((T.diag(x, k) * W).sum(), x)])(v)
+        np.testing.assert_array_equal(a, np.diag(v, k))
+        np.testing.assert_array_equal(gv, np.diag(W, k))
+    assert F([x], T.diag(x, 2))(np.zeros(0)).shape == (2, 2)
+
+
+def test_softmax_axis():
+    m = T.dmatrix("m")
+    value = np.random.default_rng(0).normal(size=(3, 4))
+    for axis in (-1, 0, 1, None):
+        e = np.exp(value - value.max(axis=axis, keepdims=True))
+        np.testing.assert_allclose(F([m], T.nnet.softmax(m, axis=axis))(value), e / e.sum(axis=axis, keepdims=True))
+    with pytest.raises(ValueError, match="axis"):
+        T.nnet.softmax(m, axis=2)
 
 
 def test_multinomial_and_mrg_streams():

@@ -17,7 +17,7 @@ import numpy as np
 from ..emitter import Block
 from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, upcast
 from .elemwise import _nobool, broadcast_shapes, cast, elemwise
-from .shape import symbolic_shape
+from .shape import sizes_read_from_value, symbolic_shape
 from .subtensor import Subtensor
 
 __all__ = ["Alloc", "Arange", "Dot", "AddDotT", "Reduce", "DimShuffle", "Join", "Reshape", "Copy"]
@@ -49,6 +49,10 @@ class Alloc(Op):
     def infer_shape(self, node, input_shapes):
         it = iter(node.inputs[1:])
         return [tuple(s if s is not None else next(it) for s in self.shape)]
+
+    #: A negative size fails the call: a shape query keeps that check.
+    checks_shape = True
+    infer_checked_shape = staticmethod(lambda node, input_shapes: sizes_read_from_value(node))
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         value = node.inputs[0]
@@ -606,8 +610,11 @@ class Join(Op):
                 shape.append(static.pop() if static else None)
         return Apply(self, list(tensors), [TensorType(dtype, tuple(shape))])
 
-    def infer_shape(self, node, input_shapes):
+    #: Sizes that do not match (or overflow) fail the call: a shape query keeps that check.
+    checks_shape = True
+    infer_checked_shape = staticmethod(lambda node, input_shapes: sizes_read_from_value(node))
 
+    def infer_shape(self, node, input_shapes):
         out = []
         for d in range(node.outputs[0].ndim):
             if d == self.axis:
@@ -627,8 +634,12 @@ class Join(Op):
                 s = _cast_tensor(b, s, v.type, out.dtype)
             pieces.append((s, v.type.with_dtype(out.dtype)))
         offsets = [b.index(0)]
-        for s, t in pieces:
+        for k, (s, t) in enumerate(pieces):
             offsets.append(b.iop("addi", offsets[-1], b.dim(s, t, self.axis)))
+            if k and t.shape[self.axis] is None:
+                # Sizes are not negative: a sum below its first term wrapped around.
+                b.check(b.icmp("slt", offsets[-1], offsets[-2]),
+                        f"concatenate: the result's size along dimension {self.axis} does not fit in 64 bits")
         first_s, first_t = pieces[0]
         dims = []
         for d in range(out.ndim):
@@ -715,6 +726,11 @@ class Reshape(Op):
             if int(np.prod(self.shape)) != int(np.prod(x.type.shape)):
                 raise ValueError(f"reshape: cannot reshape {x.type.shape} into {self.shape}")
         return Apply(self, [x, *dims], [TensorType(x.dtype, self.shape)])
+
+    #: Negative sizes, or sizes whose product is not the input's, fail the
+    #: call: a shape query keeps that check.
+    checks_shape = True
+    infer_checked_shape = staticmethod(lambda node, input_shapes: sizes_read_from_value(node))
 
     def infer_shape(self, node, input_shapes):
         syms = node.inputs[1:]

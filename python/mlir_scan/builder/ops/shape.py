@@ -24,7 +24,7 @@ from ..graph import Apply, Constant, Op, TensorType, Variable, clone_replace, is
 from .elemwise import cast
 
 __all__ = ["Shape", "Shape_i", "MakeVector", "shape_of", "checked_shape_of", "symbolic_shape",
-           "fold_shapes", "carries_checks", "dims_from_shape_arg", "Dim"]
+           "fold_shapes", "sizes_read_from_value", "carries_checks", "dims_from_shape_arg", "Dim"]
 
 #: A dimension: a static int or an int64 scalar variable.
 Dim = "int | Variable"
@@ -96,6 +96,18 @@ def _fallback(var: Variable) -> tuple:
     return tuple(
         size if size is not None else Shape_i(d)(var) for d, size in enumerate(var.type.shape)
     )
+
+
+def sizes_read_from_value(node: Apply) -> list[tuple]:
+    """``infer_checked_shape`` of an op that checks its sizes when it runs.
+
+    A shape query of such an op's result reads the sizes of the result
+    itself (statically known sizes stay ints): the op runs, so its checks
+    (a negative size, sizes that do not add up) fail the query as they
+    would fail the value (``checks_shape``, :func:`checked_shape_of`).
+    """
+    return [tuple(s if s is not None else Shape_i(d)(out) for d, s in enumerate(out.type.shape))
+            for out in node.outputs]
 
 
 def symbolic_shape(var: Variable) -> tuple:
