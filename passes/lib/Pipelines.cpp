@@ -40,12 +40,17 @@ constexpr llvm::StringLiteral kDeallocate =
     // returned through `bufferization.clone` on its never-taken unowned path.
     "convert-bufferization-to-memref";
 
-/// Buffers -> LLVM dialect; `vectorize` is replaced by the vector inner
-/// loops pass, or by nothing.
+/// Buffers -> LLVM dialect; `{vectorize}` is replaced by the vector inner
+/// loops pass, `{parallel}` by the splitting of large ops across cores, or
+/// each by nothing.
 constexpr llvm::StringLiteral kToLLVM =
     "scan-check-lowerable,"
     "scan-check-allocations,"
-    "func.func(scan-order-linalg-loops,{vectorize}convert-linalg-to-loops),"
+    "func.func(scan-order-linalg-loops),"
+    // After the loop order is chosen (the split dimension is the outermost
+    // parallel one), before the ops become loops.
+    "{parallel}"
+    "func.func({vectorize}convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,"
     "scan-lower-asserts,"
     "convert-scf-to-cf,"
@@ -57,7 +62,9 @@ constexpr llvm::StringLiteral kToLLVM =
     // never hands a program a null block.
     "finalize-memref-to-llvm{use-generic-functions},"
     "convert-to-llvm,"
-    "reconcile-unrealized-casts,canonicalize";
+    "reconcile-unrealized-casts,"
+    "scan-lower-parallel-calls,"
+    "canonicalize";
 
 void buildPipeline(OpPassManager &pm, llvm::ArrayRef<llvm::StringRef> parts) {
   std::string text;
@@ -77,6 +84,11 @@ struct LoweringOptions : PassPipelineOptions<LoweringOptions> {
                      "(scan-vectorize-linalg-loops); off leaves "
                      "vectorization to LLVM"),
       llvm::cl::init(true)};
+  Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the iterations of large linalg ops on every core "
+                     "(scan-parallelize-linalg)"),
+      llvm::cl::init(true)};
 };
 
 struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
@@ -86,6 +98,11 @@ struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
                      "(scan-vectorize-linalg-loops); off leaves "
                      "vectorization to LLVM"),
       llvm::cl::init(true)};
+  Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the iterations of large linalg ops on every core "
+                     "(scan-parallelize-linalg)"),
+      llvm::cl::init(true)};
   Option<bool> checks{
       *this, "checks",
       llvm::cl::desc("Verify the program's ops at run time "
@@ -94,11 +111,14 @@ struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
       llvm::cl::init(true)};
 };
 
-std::string toLLVM(bool vectorize) {
+std::string toLLVM(bool vectorize, bool parallel) {
   std::string text = kToLLVM.str();
-  size_t at = text.find("{vectorize}");
-  text.replace(at, strlen("{vectorize}"),
-               vectorize ? "scan-vectorize-linalg-loops," : "");
+  auto fill = [&](llvm::StringRef key, llvm::StringRef value) {
+    size_t at = text.find(key.str());
+    text.replace(at, key.size(), value.str());
+  };
+  fill("{vectorize}", vectorize ? "scan-vectorize-linalg-loops," : "");
+  fill("{parallel}", parallel ? "scan-parallelize-linalg," : "");
   return text;
 }
 
@@ -296,7 +316,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "Lower the bufferized loops to the LLVM dialect: loop order, vector "
       "inner loops, then the upstream conversions",
       [](OpPassManager &pm, const LoweringOptions &options) {
-        buildPipeline(pm, {toLLVM(options.vectorize)});
+        buildPipeline(pm, {toLLVM(options.vectorize, options.parallel)});
       });
   PassPipelineRegistration<WholeLoweringOptions>(
       "scan-to-llvm",
@@ -307,7 +327,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
         SmallVector<StringRef> parts{"scan-optimize"};
         if (options.checks)
           parts.push_back("scan-runtime-verification");
-        std::string lower = toLLVM(options.vectorize);
+        std::string lower = toLLVM(options.vectorize, options.parallel);
         parts.append({"convert-scan-to-scf", kBufferizeInPlace, kDeallocate,
                       lower});
         buildPipeline(pm, parts);

@@ -30,7 +30,7 @@ __all__ = ["compile"]
 
 
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
-            vectorize: bool = True, checks: bool = True, target: str = "cpu",
+            vectorize: bool = True, checks: bool = True, parallel: bool = True, target: str = "cpu",
             **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
@@ -44,7 +44,10 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     ``checks=False`` leaves out the run-time verification of the program's
     own ops (``scan-runtime-verification``: mismatched dynamic sizes,
     out-of-bounds indices), for IR known to be correct; the scans' own checks
-    and the allocation checks always stay.
+    and the allocation checks always stay. ``parallel=False`` keeps every op
+    on the calling thread; by default the iterations of large linalg ops
+    (``scan-parallelize-linalg``: a step's ``h W`` with a large ``W``) run on
+    every core (``MLIR_SCAN_NUM_THREADS`` sets how many threads; 1 is off).
 
     ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
     options ``chip``, ``mode``, ``format``, ``emulate``).
@@ -57,4 +60,5 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
         raise TypeError(f"compile: the option{'s' if len(cuda_options) > 1 else ''} "
                         f"{', '.join(sorted(cuda_options))} only appl{'y' if len(cuda_options) > 1 else 'ies'} "
                         "to target='cuda'")
-    return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks)
+    return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks,
+                   parallel=parallel)

@@ -129,6 +129,8 @@ def _runtime_symbols() -> dict[str, int]:
         "__mlir_scan_fail": "__mlir_scan_fail",
         "__mlir_scan_fail_alloc": "__mlir_scan_fail_alloc",
         "__mlir_scan_fail_message": "__mlir_scan_fail_message",
+        # python/runtime/ScanParallel.cpp (scan-lower-parallel-calls)
+        "__mlir_scan_parallel_for": "__mlir_scan_parallel_for",
     }
     return {symbol: ctypes.cast(lib[name], ctypes.c_void_p).value for symbol, name in names.items()}
 
@@ -491,11 +493,13 @@ class Program:
     """A compiled module: one callable attribute per public function."""
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
-                 vectorize: bool = True, checks: bool = True):
+                 vectorize: bool = True, checks: bool = True, parallel: bool = True):
         _check_options(optimize, opt_level)
+        if not isinstance(parallel, bool):
+            raise TypeError(f"compile: parallel must be a bool, got {type(parallel).__name__}")
+        lowering = f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(parallel)}}}"
         steps = [("optimized", _rewrites(optimize)), ("scf", (_VERIFY if checks else "") + _TO_SCF),
-                 ("bufferized", _BUFFERIZE),
-                 ("llvm", _TO_LLVM if vectorize else _TO_LLVM + "{vectorize=false}")]
+                 ("bufferized", _BUFFERIZE), ("llvm", lowering)]
         module = self._compile(source, steps)
         self._load(module, opt_level)
 

@@ -33,6 +33,17 @@ void genericizeFoldHazards(ModuleOp module);
 /// share (defined in ScanFreshElementwiseInits.cpp).
 void privatizeDestinations(Operation *root, RewriterBase &rewriter);
 
+/// The names scan-parallelize-linalg and scan-lower-parallel-calls agree on:
+/// `@__mlir_scan_chunk<N>` runs an op's iterations [lo, hi) of one dimension,
+/// a call of the declaration `@__mlir_scan_run_chunks<N>` asks for those
+/// iterations on every core, and `__mlir_scan_parallel_for` is the run-time
+/// library's entry point that runs them (python/runtime/ScanParallel.cpp).
+inline constexpr llvm::StringLiteral kChunkFuncPrefix = "__mlir_scan_chunk";
+inline constexpr llvm::StringLiteral kParallelStubPrefix =
+    "__mlir_scan_run_chunks";
+inline constexpr llvm::StringLiteral kParallelForFunc =
+    "__mlir_scan_parallel_for";
+
 #define GEN_PASS_REGISTRATION
 #include "Scan/Passes.h.inc"
 

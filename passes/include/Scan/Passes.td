@@ -705,6 +705,69 @@ def ScanOrderLinalgLoops : Pass<"scan-order-linalg-loops", "::mlir::func::FuncOp
   ];
 }
 
+def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> {
+  let summary = "Run the iterations of large linalg ops on every core";
+  let description = [{
+    Runs on buffers, after `scan-order-linalg-loops` and before the linalg
+    ops become loops. A `linalg.generic` whose work (the number of points of
+    its iteration space) may reach `min-work` -- the `h^T W` of a scan step
+    with a large `W`, the `x U` that `scan-push-out-seq` computes for all
+    steps -- is split along a parallel dimension that indexes every output
+    (so that the parts write disjoint elements): the op is outlined into a
+    private function `@__mlir_scan_chunk<N>(%lo, %hi, operands...)` that
+    runs it on the subviews for iterations `[lo, hi)` of that dimension, and
+    replaced by a call of `@__mlir_scan_run_chunks<N>(0, size, work,
+    operands...)`, a declaration with the meaning "call the chunk function
+    on consecutive ranges covering [0, size)". `scan-lower-parallel-calls`
+    turns those calls into calls of the run-time library's
+    `__mlir_scan_parallel_for` (python/runtime/ScanParallel.cpp), which
+    splits the range across the cores when the work is large enough and
+    otherwise makes one call on the calling thread.
+
+    Only ops whose body is free of side effects are split; an op whose
+    static work is below `min-work` is left alone.
+
+    Example (`h^T W`, `W` of 512 x 512):
+
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(k, j) -> (k)>,
+                                     affine_map<(k, j) -> (k, j)>,
+                                     affine_map<(k, j) -> (j)>],
+                    iterator_types = ["reduction", "parallel"]}
+        ins(%h, %W : memref<512xf64>, memref<512x512xf64>)
+        outs(%out : memref<512xf64>) {...}
+    // becomes
+    call @__mlir_scan_run_chunks0(%c0, %c512, %c262144, %h, %W, %out)
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"1 << 17",
+           "Ops whose static work is below this many iteration points are "
+           "not split (the run-time library applies the same threshold to "
+           "dynamic sizes)">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numSplit", "split", "Number of linalg ops whose iterations may run on several cores">
+  ];
+}
+
+def ScanLowerParallelCalls : Pass<"scan-lower-parallel-calls", "::mlir::ModuleOp"> {
+  let summary = "Calls of the chunk functions of scan-parallelize-linalg -> the run-time library's parallel loop";
+  let description = [{
+    Runs on the LLVM dialect, after `convert-to-llvm`. Each call of a
+    `@__mlir_scan_run_chunks<N>(lo, hi, work, args...)` declaration made by
+    `scan-parallelize-linalg` becomes: `args` stored into a stack array (one
+    8-byte slot each; memref descriptors are expanded into their fields by
+    then), and a call of `__mlir_scan_parallel_for(lo, hi, work, @entry,
+    array)`, where `@__mlir_scan_chunk<N>_entry(ctx, a, b)` is a function
+    this pass adds: it loads the arguments from the array and calls
+    `@__mlir_scan_chunk<N>(a, b, args...)`. The declarations are removed.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ScanVectorizeLinalgLoops : Pass<"scan-vectorize-linalg-loops", "::mlir::func::FuncOp"> {
   let summary = "Lower linalg.generic ops on buffers to loops with a vector innermost loop";
   let description = [{

@@ -1,0 +1,217 @@
+//===- ScanParallelizeLinalg.cpp - large linalg ops on every core ---------===//
+//
+// A scan step whose state is large spends its time in one or two linalg ops
+// (the `h^T W` of an RNN with a 1024-wide state reads 8 MB per step). Those
+// ops can use every core: split along a parallel dimension that indexes
+// every output, the parts write disjoint elements. Each such op is outlined
+// into a chunk function (iterations [lo, hi) of that dimension, on
+// subviews) and replaced by a call asking for the chunks to run in
+// parallel; scan-lower-parallel-calls connects that call to the run-time
+// library, which decides from the op's work whether splitting pays.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scan/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir {
+namespace scan {
+#define GEN_PASS_DEF_SCANPARALLELIZELINALG
+#include "Scan/Passes.h.inc"
+} // namespace scan
+} // namespace mlir
+
+using namespace mlir;
+using scan::kChunkFuncPrefix;
+using scan::kParallelStubPrefix;
+
+namespace {
+
+/// The dimension to split `op` along: the outermost parallel loop dimension
+/// that every output's indexing map reads as a plain dimension (so parts
+/// write disjoint elements), or none.
+std::optional<unsigned> splitDimension(linalg::GenericOp op) {
+  if (!llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < op.getNumLoops(); ++d) {
+    if (iterators[d] != utils::IteratorType::parallel)
+      continue;
+    bool everyOutput = llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+      return op.getMatchingIndexingMap(&init).getResultPosition(
+                 getAffineDimExpr(d, op.getContext())).has_value();
+    });
+    if (everyOutput)
+      return d;
+  }
+  return std::nullopt;
+}
+
+/// Whether `op` may run as parts on several threads: on buffers, with a
+/// body of side-effect-free scalar ops (no calls: a part may run on a
+/// thread that has no call frame of the run-time library).
+bool isSplittable(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0)
+    return false;
+  if (op->getParentOfType<func::FuncOp>() == nullptr)
+    return false;
+  return llvm::all_of(op.getBody()->without_terminator(), [](Operation &inner) {
+    return inner.getNumRegions() == 0 && isMemoryEffectFree(&inner);
+  });
+}
+
+/// The number of points of the iteration space, if static.
+std::optional<int64_t> staticWork(linalg::GenericOp op) {
+  int64_t work = 1;
+  for (int64_t size : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    if (size != 0 && work > std::numeric_limits<int64_t>::max() / size)
+      return std::numeric_limits<int64_t>::max();
+    work *= size;
+  }
+  return work;
+}
+
+/// The number of iterations of loop dimension `dim`: the size of the first
+/// operand dimension it indexes.
+OpFoldResult loopSize(OpBuilder &b, Location loc, linalg::GenericOp op,
+                      unsigned dim) {
+  AffineExpr expr = getAffineDimExpr(dim, b.getContext());
+  for (OpOperand &operand : op->getOpOperands())
+    if (std::optional<unsigned> at =
+            op.getMatchingIndexingMap(&operand).getResultPosition(expr))
+      return memref::getMixedSize(b, loc, operand.get(), *at);
+  llvm_unreachable("a loop dimension no operand indexes");
+}
+
+/// `value` restricted to iterations [lo, lo + size) of loop dimension `dim`
+/// (a subview along the results of `map` that read `dim`).
+Value restrict(OpBuilder &b, Location loc, Value value, AffineMap map,
+               unsigned dim, Value lo, Value size) {
+  std::optional<unsigned> at =
+      map.getResultPosition(getAffineDimExpr(dim, b.getContext()));
+  if (!at)
+    return value;
+  auto type = cast<MemRefType>(value.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (int64_t p = 0; p < type.getRank(); ++p) {
+    bool split = static_cast<unsigned>(p) == *at;
+    offsets.push_back(split ? OpFoldResult(lo) : OpFoldResult(b.getIndexAttr(0)));
+    sizes.push_back(split ? OpFoldResult(size)
+                          : memref::getMixedSize(b, loc, value, p));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
+}
+
+/// Outlines `op` into `@__mlir_scan_chunk<index>` and replaces it by a call
+/// of `@__mlir_scan_run_chunks<index>` over all iterations of `dim`.
+void outline(linalg::GenericOp op, unsigned dim, unsigned index,
+             SymbolTable &symbols) {
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  auto parent = op->getParentOfType<func::FuncOp>();
+
+  // The chunk function's arguments: lo, hi, the op's distinct operands and
+  // the values its body uses from above.
+  SetVector<Value> args;
+  for (Value operand : op->getOperands())
+    args.insert(operand);
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegion(0), captured);
+  args.insert(captured.begin(), captured.end());
+
+  OpBuilder b(ctx);
+  Type indexType = b.getIndexType();
+  SmallVector<Type> chunkInputs{indexType, indexType};
+  for (Value arg : args)
+    chunkInputs.push_back(arg.getType());
+
+  b.setInsertionPoint(parent);
+  std::string suffix = std::to_string(index);
+  auto chunk = func::FuncOp::create(
+      b, loc, (kChunkFuncPrefix + suffix).str(),
+      b.getFunctionType(chunkInputs, {}));
+  chunk.setPrivate();
+  symbols.insert(chunk);
+  Block *entry = chunk.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value lo = entry->getArgument(0), hi = entry->getArgument(1);
+  Value size = arith::SubIOp::create(b, loc, hi, lo);
+  IRMapping mapping;
+  for (auto [arg, value] : llvm::zip(args, entry->getArguments().drop_front(2)))
+    mapping.map(arg, value);
+  SmallVector<Value> operands;
+  for (OpOperand &operand : op->getOpOperands())
+    operands.push_back(restrict(b, loc, mapping.lookup(operand.get()),
+                                op.getMatchingIndexingMap(&operand), dim, lo,
+                                size));
+  Operation *part = b.clone(*op, mapping);
+  part->setOperands(operands);
+  func::ReturnOp::create(b, loc);
+
+  // The call: all iterations, and the op's work for the run-time library.
+  SmallVector<Type> stubInputs{indexType, indexType, indexType};
+  for (Value arg : args)
+    stubInputs.push_back(arg.getType());
+  b.setInsertionPoint(parent);
+  auto stub = func::FuncOp::create(b, loc, (kParallelStubPrefix + suffix).str(),
+                                   b.getFunctionType(stubInputs, {}));
+  stub.setPrivate();
+  symbols.insert(stub);
+
+  b.setInsertionPoint(op);
+  auto iterations = [&](unsigned d) {
+    return getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, d));
+  };
+  Value work = iterations(0);
+  for (unsigned d = 1; d < op.getNumLoops(); ++d)
+    work = arith::MulIOp::create(b, loc, work, iterations(d));
+  SmallVector<Value> callArgs;
+  callArgs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+  callArgs.push_back(iterations(dim));
+  callArgs.push_back(work);
+  callArgs.append(args.begin(), args.end());
+  func::CallOp::create(b, loc, stub, callArgs);
+  op.erase();
+}
+
+struct ScanParallelizeLinalgPass
+    : scan::impl::ScanParallelizeLinalgBase<ScanParallelizeLinalgPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<linalg::GenericOp, unsigned>> candidates;
+    module.walk([&](linalg::GenericOp op) {
+      if (!isSplittable(op))
+        return;
+      std::optional<int64_t> work = staticWork(op);
+      if (work && *work < minWork)
+        return;
+      if (std::optional<unsigned> dim = splitDimension(op))
+        candidates.push_back({op, *dim});
+    });
+    SymbolTable symbols(module);
+    unsigned index = 0;
+    for (auto [op, dim] : candidates) {
+      // Numbered after what the module has (a module lowered twice).
+      while (symbols.lookup((kChunkFuncPrefix + std::to_string(index)).str()))
+        ++index;
+      outline(op, dim, index++, symbols);
+      ++numSplit;
+    }
+  }
+};
+
+} // namespace

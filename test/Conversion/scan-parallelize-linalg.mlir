@@ -1,0 +1,96 @@
+// RUN: scan-opt %s --split-input-file --scan-parallelize-linalg | FileCheck %s
+// RUN: scan-opt %s --split-input-file --scan-parallelize-linalg="min-work=1000000000" | FileCheck %s --check-prefix=HIGH
+
+// h^T W of a 512-wide state: 262,144 points, split along j (the parallel
+// dimension, which indexes the output), into a chunk function on subviews.
+
+// CHECK-LABEL: func.func private @__mlir_scan_chunk0(
+// CHECK-SAME:    %[[LO:.*]]: index, %[[HI:.*]]: index, %[[H:.*]]: memref<512xf64>, %[[W:.*]]: memref<512x512xf64>, %[[OUT:.*]]: memref<512xf64>)
+// CHECK:         %[[N:.*]] = arith.subi %[[HI]], %[[LO]]
+// CHECK:         %[[WS:.*]] = memref.subview %[[W]][0, %[[LO]]] [512, %[[N]]] [1, 1]
+// CHECK:         %[[OS:.*]] = memref.subview %[[OUT]][%[[LO]]] [%[[N]]] [1]
+// CHECK:         linalg.generic {{.*}} ins(%[[H]], %[[WS]] : {{.*}}) outs(%[[OS]] : {{.*}})
+// CHECK:       func.func private @__mlir_scan_run_chunks0(index, index, index, memref<512xf64>, memref<512x512xf64>, memref<512xf64>)
+// CHECK-LABEL: func.func @vecmat(
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @__mlir_scan_run_chunks0(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2)
+// HIGH-LABEL:  func.func @vecmat(
+// HIGH-NOT:      call
+// HIGH:          linalg.generic
+// HIGH-NOT:      call
+// HIGH:          return
+func.func @vecmat(%h: memref<512xf64>, %w: memref<512x512xf64>, %out: memref<512xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k)>, affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%h, %w : memref<512xf64>, memref<512x512xf64>) outs(%out : memref<512xf64>) {
+  ^bb0(%a: f64, %b: f64, %c: f64):
+    %m = arith.mulf %a, %b : f64
+    %s = arith.addf %c, %m : f64
+    linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// Dynamic sizes: split, with the work computed at run time (the run-time
+// library decides whether it pays); the outermost parallel dimension is
+// the one split, and a value the body uses from above is passed along.
+
+// CHECK-LABEL: func.func private @__mlir_scan_chunk0(
+// CHECK-SAME:    %{{.*}}: index, %{{.*}}: index, %[[A:.*]]: memref<?x?xf32>, %[[B:.*]]: memref<?x?xf32>, %[[S:.*]]: f32)
+// CHECK:         memref.subview %[[A]][%{{.*}}, 0]
+// CHECK:         memref.subview %[[B]][%{{.*}}, 0]
+// CHECK:         arith.mulf %{{.*}}, %[[S]]
+// CHECK-LABEL: func.func @scale(
+// CHECK:         %[[R:.*]] = memref.dim %arg0, %c0
+// CHECK:         %[[C:.*]] = memref.dim %arg0, %c1
+// CHECK:         %[[WORK:.*]] = arith.muli %[[R]], %[[C]]
+// CHECK:         call @__mlir_scan_run_chunks0(%{{.*}}, %{{.*}}, %[[WORK]], %arg0, %arg1, %arg2)
+func.func @scale(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %s: f32) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x?xf32>) outs(%b : memref<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %m = arith.mulf %x, %s : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: a small op, an op on tensors, a full reduction (no parallel
+// dimension indexes the output), and a body with a call.
+
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT:     call @__mlir_scan_run_chunks
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT:     call @__mlir_scan_run_chunks
+func.func private @effect(f64) -> f64
+func.func @left_alone(%v: memref<64xf64>, %o: memref<64xf64>, %t: tensor<?xf64>, %big: memref<?xf64>, %acc: memref<f64>) -> tensor<?xf64> {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%v : memref<64xf64>) outs(%o : memref<64xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    linalg.yield %x : f64
+  }
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%t : tensor<?xf64>) outs(%t : tensor<?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    %n = arith.negf %x : f64
+    linalg.yield %n : f64
+  } -> tensor<?xf64>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%big : memref<?xf64>) outs(%acc : memref<f64>) {
+  ^bb0(%x: f64, %y: f64):
+    %s = arith.addf %x, %y : f64
+    linalg.yield %s : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%big : memref<?xf64>) outs(%big : memref<?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    %c = func.call @effect(%x) : (f64) -> f64
+    linalg.yield %c : f64
+  }
+  return %r : tensor<?xf64>
+}

@@ -1,0 +1,134 @@
+"""Large linalg ops on every core (scan-parallelize-linalg, python/runtime/ScanParallel.cpp).
+
+Splitting an op along a parallel dimension changes no element's arithmetic
+(each output element is computed by one part, in the same order), so the
+results are compared bit for bit with ``compile(..., parallel=False)``.
+Timing is the benchmark's business (bench/run.py), not these tests'.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import mlir_scan
+import mlir_scan as theano
+from mlir_scan import tensor as T
+
+RNN = """
+func.func @rnn(%xs: tensor<?x?xf64>, %h0: tensor<?xf64>, %W: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?x?xf64>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) sitsot(%h0 : tensor<?xf64>)
+      nonsequences(%W : tensor<?x?xf64>) {
+  ^bb0(%x: tensor<?xf64>, %h: tensor<?xf64>, %w: tensor<?x?xf64>):
+    %i0 = arith.constant 0 : index
+    %k = tensor.dim %h, %i0 : tensor<?xf64>
+    %e = tensor.empty(%k) : tensor<?xf64>
+    %z = arith.constant 0.0 : f64
+    %f = linalg.fill ins(%z : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+    %wh = linalg.vecmat ins(%h, %w : tensor<?xf64>, tensor<?x?xf64>) outs(%f : tensor<?xf64>) -> tensor<?xf64>
+    %s = arith.addf %wh, %x : tensor<?xf64>
+    %next = math.tanh %s : tensor<?xf64>
+    scan.yield %next : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+"""
+
+
+def _rnn_args(hidden: int, steps: int = 20, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(steps, hidden)), rng.normal(size=hidden),
+            rng.normal(size=(hidden, hidden)) / np.sqrt(hidden))
+
+
+def test_the_step_of_a_large_state_is_split_and_gives_the_same_bits():
+    split = mlir_scan.compile(RNN)
+    serial = mlir_scan.compile(RNN, parallel=False)
+    assert "__mlir_scan_parallel_for" in split.ir("llvm")
+    assert "__mlir_scan_parallel_for" not in serial.ir("llvm")
+    # Below, at and above the run-time threshold, sizes that leave remainders.
+    for hidden in (3, 64, 361, 512, 700):
+        args = _rnn_args(hidden)
+        np.testing.assert_array_equal(split.rnn(*args), serial.rnn(*args))
+
+
+def test_static_small_ops_are_not_split():
+    small = (RNN.replace("tensor<?x?xf64>", "tensor<?x64xf64>").replace("tensor<?xf64>", "tensor<64xf64>")
+             .replace("%W: tensor<?x64xf64>", "%W: tensor<64x64xf64>")
+             .replace("nonsequences(%W : tensor<?x64xf64>)", "nonsequences(%W : tensor<64x64xf64>)")
+             .replace("%w: tensor<?x64xf64>", "%w: tensor<64x64xf64>")
+             .replace("ins(%h, %w : tensor<64xf64>, tensor<?x64xf64>)", "ins(%h, %w : tensor<64xf64>, tensor<64x64xf64>)")
+             .replace("tensor.empty(%k) : tensor<64xf64>", "tensor.empty() : tensor<64xf64>"))
+    program = mlir_scan.compile(small)
+    assert "__mlir_scan_parallel_for" not in program.ir("llvm")
+    args = _rnn_args(64)
+    np.testing.assert_array_equal(program.rnn(*args), mlir_scan.compile(RNN, parallel=False).rnn(*args))
+
+
+def test_theano_api_rnn_and_pushed_out_matmul_are_split():
+    x, h0, W, U = T.matrix("x"), T.vector("h0"), T.matrix("W"), T.matrix("U")
+    hs, _ = theano.scan(lambda x_t, h, W, U: T.tanh(T.dot(h, W) + T.dot(x_t, U)),
+                        sequences=x, outputs_info=h0, non_sequences=[W, U])
+    f = theano.function([x, h0, W, U], hs)
+    assert "__mlir_scan_parallel_for" in f.program.ir("llvm")
+    rng = np.random.default_rng(1)
+    args = (rng.normal(size=(30, 40)), rng.normal(size=600), rng.normal(size=(600, 600)) / 25,
+            rng.normal(size=(40, 600)) / 7)
+    serial = mlir_scan.compile(f.ir, parallel=False)
+    np.testing.assert_array_equal(f(*args), serial.f(*args))
+
+
+def test_many_threads_calling_split_programs_get_their_own_results():
+    # Calls from several threads share one pool: a call that finds it busy
+    # runs its op itself. Every call must still get exactly its own result.
+    program = mlir_scan.compile(RNN)
+    cases = [_rnn_args(h, steps=8, seed=s) for s, h in enumerate((400, 513, 640, 7))]
+    want = [program.rnn(*args) for args in cases]
+    errors = []
+
+    def worker(k):
+        try:
+            for i in range(30):
+                j = (k + i) % len(cases)
+                np.testing.assert_array_equal(program.rnn(*cases[j]), want[j])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_thread_count_from_the_environment(threads):
+    script = (
+        "import numpy as np, mlir_scan, sys\n"
+        "from mlir_scan import _registration\n"
+        "lib = _registration.runtime_library()\n"
+        "print(lib.mlirScanNumThreads())\n"
+        f"src = sys.stdin.read()\n"
+        "p, q = mlir_scan.compile(src), mlir_scan.compile(src, parallel=False)\n"
+        "rng = np.random.default_rng(0)\n"
+        "args = (rng.normal(size=(5, 700)), rng.normal(size=700), rng.normal(size=(700, 700)) / 26)\n"
+        "assert (p.rnn(*args) == q.rnn(*args)).all()\n"
+    )
+    env = dict(os.environ, MLIR_SCAN_NUM_THREADS=threads)
+    result = subprocess.run([sys.executable, "-c", script], input=RNN, capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == threads
+
+
+def test_parallel_option_is_a_bool():
+    with pytest.raises(TypeError, match="parallel must be a bool"):
+        mlir_scan.compile(RNN, parallel="yes")
