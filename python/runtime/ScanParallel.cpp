@@ -48,6 +48,8 @@ constexpr int64_t kMinWorkPerPart = int64_t(1) << 17;
 /// Parts start at multiples of this many iterations (whole vectors, and
 /// output elements of different parts in different cache lines).
 constexpr int64_t kAlign = 16;
+/// How many loops run on one thread after the pool found the cores busy.
+constexpr int kBackoffLoops = 64;
 /// How long a worker spins for the next part before it sleeps.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
@@ -114,10 +116,29 @@ public:
     }
     wake.notify_all();
     // This thread claims parts too: with busy workers it may run them all.
+    auto start = std::chrono::steady_clock::now();
     while (claimAndRun()) {
     }
-    while (pending.load(std::memory_order_acquire) != 0)
-      relax();
+    auto done = std::chrono::steady_clock::now();
+    // A worker that claimed a part may have been descheduled (more threads
+    // than free cores): after a short spin, give it this core.
+    for (int spins = 0; pending.load(std::memory_order_acquire) != 0; ++spins) {
+      if (spins < 4096)
+        relax();
+      else
+        std::this_thread::yield();
+    }
+    // Waiting longer for the workers than working oneself, three loops in a
+    // row, means the cores are busy with other work: run the next loops on
+    // one thread, then try again.
+    if (std::chrono::steady_clock::now() - done > done - start) {
+      if (++strikes >= 3) {
+        strikes = 0;
+        backoff.store(kBackoffLoops, std::memory_order_relaxed);
+      }
+    } else {
+      strikes = 0;
+    }
     return true;
   }
 
@@ -175,6 +196,13 @@ private:
   std::condition_variable wake;
   std::atomic<uint64_t> ticket{0};
   std::atomic<int> pending{0};
+  int strikes = 0; // guarded by `busy`
+
+public:
+  /// Loops left to run on their caller's thread (the cores were busy).
+  std::atomic<int> backoff{0};
+
+private:
   // The loop being run (written before its ticket is published).
   ChunkFn fn = nullptr;
   void *context = nullptr;
@@ -208,8 +236,15 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_for(int64_t lo, int64_t hi,
     return;
   int64_t parts = std::min<int64_t>(threadCount(), work / kMinWorkPerPart);
   parts = std::min({parts, (hi - lo + kAlign - 1) / kAlign, int64_t(0xffff)});
-  if (parts <= 1 || !instance().run(fn, context, lo, hi, int(parts)))
-    fn(context, lo, hi);
+  if (parts > 1) {
+    Pool &pool = instance();
+    int backoff = pool.backoff.load(std::memory_order_relaxed);
+    if (backoff > 0)
+      pool.backoff.store(backoff - 1, std::memory_order_relaxed);
+    else if (pool.run(fn, context, lo, hi, int(parts)))
+      return;
+  }
+  fn(context, lo, hi);
 }
 
 /// The number of threads parallel loops use (MLIR_SCAN_NUM_THREADS).
