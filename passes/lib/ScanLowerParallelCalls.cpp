@@ -100,6 +100,10 @@ struct ScanLowerParallelCallsPass
               << type << " does not fit an 8-byte slot";
           return signalPassFailure();
         }
+      // Called only through its entry function: internal, so that LLVM
+      // compiles its body once (inlined into the entry), not also for a
+      // packed wrapper the ExecutionEngine would make for an external one.
+      chunk.setLinkage(LLVM::Linkage::Internal);
       LLVM::LLVMFuncOp entry = buildEntry(chunk, b);
       LLVM::LLVMFuncOp parallelFor = declareParallelFor(module, b);
 

@@ -6,7 +6,7 @@
 // block, an entry function loads them back, and the run-time library runs
 // the chunks.
 
-// CHECK-LABEL: llvm.func @__mlir_scan_chunk0(
+// CHECK-LABEL: llvm.func internal @__mlir_scan_chunk0(
 // CHECK-LABEL: llvm.func internal @__mlir_scan_chunk0_entry(
 // CHECK-SAME:    %[[CTX:.*]]: !llvm.ptr, %[[LO:.*]]: i64, %[[HI:.*]]: i64)
 // CHECK:         %[[S0:.*]] = llvm.getelementptr %[[CTX]][0] : (!llvm.ptr) -> !llvm.ptr, i64
