@@ -92,6 +92,17 @@ Value bufferAsTensor(OpBuilder &b, Location loc, Value buffer) {
                                            b.getUnitAttr(), UnitAttr());
 }
 
+/// Row `idx` of a buffer as a tensor the step may overwrite in place (see
+/// ScanLowering::rowUpdatedInPlace).
+Value writableBufferRow(OpBuilder &b, Location loc, Value buffer, Value idx) {
+  Value view = bufferRowView(b, loc, buffer, idx);
+  auto type = cast<MemRefType>(view.getType());
+  auto tensorType =
+      RankedTensorType::get(type.getShape(), type.getElementType());
+  return bufferization::ToTensorOp::create(b, loc, tensorType, view,
+                                           b.getUnitAttr(), b.getUnitAttr());
+}
+
 /// Row `idx` of a buffer, read in place.
 Value readBufferRow(OpBuilder &b, Location loc, Value buffer, Value idx) {
   if (cast<MemRefType>(buffer.getType()).getRank() == 1)
@@ -249,6 +260,7 @@ struct MitMotPlan {
   Value ringRows;               // rows of the ring, null for a full buffer
   SmallVector<Value> scratch;   // per in tap: row copy when an out tap
                                 // overwrites the same row, else null
+  SmallVector<bool> inPlace;    // per in tap: overwritten by its reader
 };
 
 class ScanLowering {
@@ -281,6 +293,9 @@ private:
   Value mitMotSlot(const MitMotPlan &plan, Value row);
   /// Loads row `row` of mitmot `plan`'s operand into its ring.
   void loadMitMotRow(const MitMotPlan &plan, Value row);
+  /// Whether in tap `k` of mitmot `i`, whose row out tap `k` overwrites,
+  /// can be read in place; if so, makes its reader write into it.
+  bool rowUpdatedInPlace(unsigned i, int64_t k);
 
   Value plus(Value v, int64_t k) {
     if (k == 0)
@@ -373,6 +388,42 @@ void ScanLowering::loadMitMotRow(const MitMotPlan &plan, Value row) {
                          bufferRowView(rewriter, loc, plan.buffer, slot));
 }
 
+/// A gradient's step reads the partial gradient of a state (in tap `k`)
+/// and writes it back with this step's contribution added (out tap `k`):
+/// `g'[t+1] = g[t+1] + W^T d_t`. Read from the row it overwrites, the row
+/// must be copied first, unless the only op reading it is the elementwise
+/// op that computes the new row, element by element (an input with the
+/// identity map, like its destination): that op can write into the row
+/// itself, each element read just before it is written. It is given the in
+/// tap as its destination here, and the row is passed writable.
+bool ScanLowering::rowUpdatedInPlace(unsigned i, int64_t k) {
+  ArrayRef<int64_t> in = op.getMitMotInTapsAt(i);
+  ArrayRef<int64_t> out = op.getMitMotOutTapsAt(i);
+  BlockArgument arg = op.getMitMotArgs(i)[llvm::find(in, k) - in.begin()];
+  Value next = op.getMitMotYields(i)[llvm::find(out, k) - out.begin()];
+  auto generic = next.getDefiningOp<linalg::GenericOp>();
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInits() != 1 || generic->getNumResults() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      arg.getType() != next.getType())
+    return false;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  if (!generic.getMatchingIndexingMap(init).isIdentity() ||
+      (generic.payloadUsesValueFromOperand(init) && init->get() != arg))
+    return false;
+  // The new row is yielded once: written to the row it was computed in.
+  if (llvm::count(op.getBodyBlock().getTerminator()->getOperands(), next) != 1)
+    return false;
+  // (`tensor.dim`, of the run-time verification, reads no element.)
+  for (OpOperand &use : arg.getUses())
+    if (!isa<tensor::DimOp>(use.getOwner()) &&
+        (use.getOwner() != generic.getOperation() ||
+         !generic.getMatchingIndexingMap(&use).isIdentity()))
+      return false;
+  rewriter.modifyOpInPlace(generic, [&] { init->set(arg); });
+  return true;
+}
+
 void ScanLowering::planMitMots() {
   for (unsigned i = 0; i < op.getNumMitMot(); ++i) {
     MitMotPlan plan;
@@ -419,13 +470,18 @@ void ScanLowering::planMitMots() {
     ArrayRef<int64_t> out = op.getMitMotOutTapsAt(i);
     for (int64_t k : op.getMitMotInTapsAt(i)) {
       Value scratch;
+      bool inPlace = false;
       if (type.getRank() > 1 && llvm::is_contained(out, k)) {
-        SmallVector<OpFoldResult> sizes =
-            tensor::getMixedSizes(rewriter, loc, init);
-        scratch = allocBuffer(rewriter, loc, ArrayRef(sizes).drop_front(),
-                              type.getElementType());
+        inPlace = rowUpdatedInPlace(i, k);
+        if (!inPlace) {
+          SmallVector<OpFoldResult> sizes =
+              tensor::getMixedSizes(rewriter, loc, init);
+          scratch = allocBuffer(rewriter, loc, ArrayRef(sizes).drop_front(),
+                                type.getElementType());
+        }
       }
       plan.scratch.push_back(scratch);
+      plan.inPlace.push_back(inPlace);
     }
     mitmots.push_back(std::move(plan));
   }
@@ -701,9 +757,13 @@ SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
     // A ring first receives the one row this step touches for the first time.
     if (plan.ringRows)
       loadMitMotRow(plan, plus(t, plan.span));
-    for (auto [k, scratch] :
-         llvm::zip(op.getMitMotInTapsAt(i), plan.scratch)) {
+    for (auto [k, scratch, inPlace] :
+         llvm::zip(op.getMitMotInTapsAt(i), plan.scratch, plan.inPlace)) {
       Value row = mitMotSlot(plan, plus(t, k - plan.lo));
+      if (inPlace) {
+        args.push_back(writableBufferRow(rewriter, loc, plan.buffer, row));
+        continue;
+      }
       if (!scratch) {
         args.push_back(readBufferRow(rewriter, loc, plan.buffer, row));
         continue;

@@ -35,6 +35,10 @@ constexpr llvm::StringLiteral kBufferizeInPlace =
     "scan-own-public-results";
 
 constexpr llvm::StringLiteral kDeallocate =
+    // A temporary a step needs (the matvec of a gradient step whose result
+    // is added to a row updated in place) is allocated once, before the
+    // loop, when its size does not change from step to step.
+    "func.func(buffer-loop-hoisting),"
     "buffer-deallocation-pipeline,"
     // A buffer of dynamic ownership (an `until` output's grown buffer) is
     // returned through `bufferization.clone` on its never-taken unowned path.

@@ -13,6 +13,7 @@
 
 #include "Scan/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -39,6 +40,10 @@ bool reusable(Value init, Operation *user) {
     return false;
   if (isa<tensor::EmptyOp>(def))
     return true;
+  // A buffer row the lowering hands the step to update in place (a MITMOT
+  // row its reader overwrites: convert-scan-to-scf, rowUpdatedInPlace).
+  if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(def))
+    return toTensor.getWritable();
   return isa<DestinationStyleOpInterface>(def) &&
          llvm::all_of(init.getUsers(), [&](Operation *u) { return u == user; });
 }

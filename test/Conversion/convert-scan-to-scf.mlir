@@ -132,6 +132,39 @@ func.func @mitmot(%g: tensor<?x8xf64>, %xs: tensor<?x8xf64>, %n: index) -> tenso
   return %r : tensor<?x8xf64>
 }
 
+// MITMOT taps [0, 1] -> [1], the gradient of a state: the row in tap 1 reads
+// is the row out tap 1 writes, and its only reader is the elementwise op that
+// computes the new row. That op writes into the row (it becomes the op's
+// destination), which is read in place: no copy, no scratch row.
+
+// CHECK-LABEL: func.func @mitmot_row_updated_in_place
+// CHECK-NOT:     memref.alloc() {{.*}} : memref<8xf64>
+// CHECK:         scf.for %[[T:[^ ]*]] =
+// CHECK-NOT:       memref.copy
+// CHECK:           %[[T1:.*]] = arith.addi %[[T]], %c1
+// CHECK:           %[[ROW:.*]] = memref.subview %{{.*}}[%[[T1]], 0]
+// CHECK:           %[[G1:.*]] = bufferization.to_tensor %[[ROW]] restrict writable
+// CHECK:           linalg.generic {{.*}} ins(%[[G1]], %{{.*}} : tensor<8xf64>, tensor<8xf64>) outs(%[[G1]] : tensor<8xf64>)
+// CHECK-NOT:       memref.copy
+// CHECK:           bufferization.materialize_in_destination {{.*}} in restrict writable
+// CHECK:         }
+func.func @mitmot_row_updated_in_place(%g: tensor<?x8xf64>, %xs: tensor<?x8xf64>, %n: index) -> tensor<?x8xf64> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x8xf64>) mitmot(%g[0, 1] -> [1] : tensor<?x8xf64>) {
+  ^bb0(%x: tensor<8xf64>, %g0: tensor<8xf64>, %g1: tensor<8xf64>):
+    %d = arith.mulf %g0, %x : tensor<8xf64>
+    %e = tensor.empty() : tensor<8xf64>
+    %u = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                         iterator_types = ["parallel"]}
+        ins(%g1, %d : tensor<8xf64>, tensor<8xf64>) outs(%e : tensor<8xf64>) {
+    ^bb0(%a: f64, %b: f64, %c: f64):
+      %s = arith.addf %a, %b : f64
+      linalg.yield %s : f64
+    } -> tensor<8xf64>
+    scan.yield %u : tensor<8xf64>
+  } -> (tensor<?x8xf64>)
+  return %r : tensor<?x8xf64>
+}
+
 // keep [1] on a tensor state: a ring of max(1, K+1) = 2 rows indexed t mod 2,
 // rotated into the result after the loop.
 

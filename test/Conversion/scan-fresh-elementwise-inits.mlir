@@ -75,3 +75,20 @@ func.func @reduction(%a: tensor<8xf32>, %init: tensor<f32>) -> tensor<f32> {
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// A buffer row handed to the step writable (a MITMOT row its only reader
+// updates in place, see convert-scan-to-scf) stays the destination.
+// CHECK-LABEL: func.func @writable_row_stays_the_destination
+// CHECK:         %[[ROW:.*]] = bufferization.to_tensor %arg0 restrict writable
+// CHECK-NOT:     tensor.empty
+// CHECK:         outs(%[[ROW]] : tensor<8xf32>)
+func.func @writable_row_stays_the_destination(%m: memref<8xf32>, %a: tensor<8xf32>) -> tensor<8xf32> {
+  %row = bufferization.to_tensor %m restrict writable : memref<8xf32> to tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%row, %a : tensor<8xf32>, tensor<8xf32>) outs(%row : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
