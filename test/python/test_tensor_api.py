@@ -278,13 +278,14 @@ def test_cumsum_cumprod_like_numpy(dtype):
         T.cumsum(x, axis=3)
 
 
-def test_cumsum_inside_a_scan_step_and_its_gradient_through_the_scan():
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_cumsum_inside_a_scan_step_and_its_gradient_through_the_scan(mode):
     xs = T.dmatrix("xs")
     out, _ = theano.scan(lambda r, acc: acc + T.cumsum(r), sequences=xs, outputs_info=T.zeros((3,)))
     value = _u(4, 3)
-    np.testing.assert_allclose(F([xs], out)(value), np.cumsum(np.cumsum(value, axis=1), axis=0))
+    np.testing.assert_allclose(F([xs], out, mode=mode)(value), np.cumsum(np.cumsum(value, axis=1), axis=0))
     check_grad(lambda a: (theano.scan(lambda r, acc: acc * 0.5 + T.cumsum(r) ** 2, sequences=a,
-                                      outputs_info=T.zeros((3,)))[0][-1]).sum(), [value])
+                                      outputs_info=T.zeros((3,)))[0][-1]).sum(), [value], mode=mode)
 
 
 def test_tile_and_repeat_like_numpy():
@@ -365,6 +366,24 @@ def test_tensordot_and_batched_dot_like_numpy():
         F([a, b], T.tensordot(a, b, axes=[[2], [1]]))(_u(2, 3, 4), _u(2, 3, 5))
 
 
+def test_roll_stacking_closeness_and_iround():
+    x, s = T.dmatrix("x"), T.iscalar("s")
+    value = np.arange(6.0).reshape(2, 3)
+    f = F([x, s], [T.roll(x, 1), T.roll(x, s, axis=1), T.roll(x, -4, axis=0), T.iround(x * 0.5),
+                   T.isclose(x, x + 1e-9), T.allclose(x, x * 2), T.largest(x, 2.0), T.smallest(x, 2.0, x - 1),
+                   T.stacklists([[s, s], [s, 1]]), T.horizontal_stack(x, x), T.vertical_stack(x, x[0])])
+    got = f(value, -2)
+    want = [np.roll(value, 1), np.roll(value, -2, axis=1), np.roll(value, -4, axis=0), np.round(value * 0.5),
+            np.isclose(value, value + 1e-9), np.allclose(value, value * 2), np.maximum(value, 2.0),
+            np.minimum(np.minimum(value, 2.0), value - 1), np.array([[-2, -2], [-2, 1]]), np.hstack([value, value]),
+            np.vstack([value, value[0]])]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert got[3].dtype == np.int64
+    np.testing.assert_array_equal(F([x], T.isclose(x, np.inf, equal_nan=True))(np.array([[np.inf, np.nan, 1.0]])),
+                                  [[True, False, False]])
+
+
 # -- ifelse ----------------------------------------------------------------------------------------------
 
 
@@ -394,7 +413,8 @@ def test_ifelse_is_lazy_and_importable_as_theano_ifelse():
     assert [float(r) for r in h(-1.0, 5.0, np.ones((2, 2)))] == [5.0, 0.0, 1.0, 5.0]
 
 
-def test_ifelse_inside_a_scan_step_with_gradient():
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_ifelse_inside_a_scan_step_with_gradient(mode):
     xs = T.dvector("xs")
 
     def step(v, acc):
@@ -406,8 +426,8 @@ def test_ifelse_inside_a_scan_step_with_gradient():
     for v in value:
         acc = acc + v ** 2 if v > 0 else acc * 0.5
         want.append(acc)
-    np.testing.assert_allclose(F([xs], out)(value), want)
-    check_grad(lambda a: theano.scan(step, sequences=a, outputs_info=T.constant(0.0))[0][-1], [value])
+    np.testing.assert_allclose(F([xs], out, mode=mode)(value), want)
+    check_grad(lambda a: theano.scan(step, sequences=a, outputs_info=T.constant(0.0))[0][-1], [value], mode=mode)
 
 
 def test_ifelse_bad_arguments():
@@ -444,6 +464,22 @@ def test_zero_grad_grad_clip_and_consider_constant():
         theano.gradient.grad_clip(x, T.dscalar(), 1.0)
 
 
+def test_more_of_t_nnet():
+    x, t = T.dmatrix("x"), T.dmatrix("t")
+    v, w = RNG.uniform(0.05, 0.95, size=(2, 3)), RNG.uniform(0, 1, size=(2, 3))
+    f = F([x, t], [T.nnet.logsoftmax(x), T.nnet.elu(x - 0.5, 0.7), T.nnet.softsign(x - 0.5),
+                   T.nnet.hard_sigmoid(x * 8 - 4), T.nnet.binary_crossentropy(x, t), T.nnet.logsoftmax(x, axis=0)])
+    got = f(v, w)
+    e = np.exp(v - v.max(axis=1, keepdims=True))
+    want = [np.log(e / e.sum(axis=1, keepdims=True)), np.where(v > 0.5, v - 0.5, 0.7 * np.expm1(v - 0.5)),
+            (v - 0.5) / (1 + np.abs(v - 0.5)), np.clip(0.2 * (v * 8 - 4) + 0.5, 0, 1),
+            -(w * np.log(v) + (1 - w) * np.log(1 - v)), v - np.log(np.exp(v).sum(axis=0, keepdims=True))]
+    for g, want_ in zip(got, want):
+        np.testing.assert_allclose(g, want_, rtol=1e-12)
+    check_grad(lambda a, b: (T.nnet.logsoftmax(a) * b).sum() + T.nnet.binary_crossentropy(T.nnet.sigmoid(a), b).sum(),
+               [_u(2, 3), _u(2, 3, lo=0.0)])
+
+
 # -- random streams --------------------------------------------------------------------------------------
 
 
@@ -465,6 +501,7 @@ def test_multinomial_with_a_vector_or_symbolic_n():
     assert abs(bb.mean() - 6.0) < 0.15 and abs(bb.var() - 4.2) < 0.4
     r2 = f(np.array([10, 1000, 0]), 20)[0]
     assert (r2 != r).any()  # the state advanced
+    assert rows.rng in [s for s, _ in srng.state_updates] and rows.update[0] is rows.rng  # Theano's attributes
     with pytest.raises(ValueError, match="n < 0"):
         f(np.array([1, -1, 2]), 3)
     with pytest.raises(TypeError):

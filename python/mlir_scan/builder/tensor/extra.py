@@ -33,7 +33,7 @@ from ..ops.extra import ArgReduce
 from ..ops.misc import AllocDiag, Assert, ExtractDiag, SpecifyShape, Unbroadcast
 from ..ops.shape import dims_from_shape_arg, symbolic_shape
 from .basic import (
-    _cast, _keepdims, _norm_axes, _norm_axis, alloc, and_, arange, as_tensor_variable, check_dtype, constant, dot,
+    _cast, _keepdims, abs_, add, all, concatenate, invert, isinf, isnan, le, maximum, minimum, or_, round, stack, _norm_axes, _norm_axis, alloc, and_, arange, as_tensor_variable, check_dtype, constant, dot,
     dimshuffle, eq, fill, flatten, max, mean, min, mul, reshape, sqr, sqrt, sub, sum, transpose, true_div,
 )
 
@@ -41,7 +41,9 @@ __all__ = [
     "specify_shape", "unbroadcast", "addbroadcast", "patternbroadcast", "diag", "diagonal", "var", "std",
     "full", "full_like",
     "argmax", "argmin", "max_and_argmax", "eye", "identity_like", "tile", "shape_padleft", "shape_padright",
-    "shape_padaxis", "expand_dims", "swapaxes", "ptp", "trace", "batched_dot", "tensordot",
+    "shape_padaxis", "expand_dims", "swapaxes", "ptp", "trace", "batched_dot", "batched_tensordot", "tensordot",
+    "roll", "iround", "isclose", "allclose", "largest", "smallest", "stacklists", "horizontal_stack",
+    "vertical_stack",
 ]
 
 
@@ -475,3 +477,92 @@ Variable.argmin = argmin  # type: ignore[attr-defined]
 Variable.swapaxes = swapaxes  # type: ignore[attr-defined]
 Variable.ptp = ptp  # type: ignore[attr-defined]
 Variable.trace = trace  # type: ignore[attr-defined]
+
+
+def roll(x, shift, axis=None) -> Variable:
+    """NumPy's ``roll``: elements shifted by `shift` (an int or integer scalar) along `axis`
+    (flattened and reshaped back when ``axis=None``)."""
+    x = as_tensor_variable(x)
+    if axis is None:
+        if x.ndim == 0:
+            return x
+        return reshape(roll(flatten(x), shift, 0), symbolic_shape(x))
+    ax = _norm_axis(axis, x.ndim, "roll")
+    n = symbolic_shape(x)[ax]
+    if isinstance(shift, Variable):
+        if shift.ndim != 0 or not is_int(shift.dtype):
+            raise TypeError(f"roll: shift must be an integer scalar, got {shift.type}")
+    elif isinstance(shift, (bool, np.bool_)) or int(shift) != shift:
+        raise TypeError(f"roll: shift must be an integer, got {shift!r}")
+    if isinstance(n, int) and not isinstance(shift, Variable):
+        cut = (n - int(shift) % n) % n if n else 0
+    else:
+        # (n - shift % n) % n, with a zero-length axis left alone
+        nv = _i64(n)
+        safe = maximum(nv, 1)
+        cut = (nv - _i64(shift) % safe) % safe
+    head = (slice(None),) * ax
+    return concatenate([x[head + (slice(cut, None),)], x[head + (slice(None, cut),)]], axis=ax)
+
+
+def iround(a, mode=None) -> Variable:
+    """``round(a, mode)`` as int64 (Theano's ``iround``)."""
+    return _cast(round(a, mode), "int64")
+
+
+def isclose(a, b, rtol: float = 1.0e-5, atol: float = 1.0e-8, equal_nan: bool = False) -> Variable:
+    """NumPy's ``isclose``: ``|a - b| <= atol + rtol * |b|`` element-wise (equal infinities are close)."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    finite = invert(or_(isinf(a), isinf(b)))  # infinities are close only when equal
+    close = or_(and_(finite, le(abs_(sub(a, b)), add(atol, mul(rtol, abs_(b))))), eq(a, b))
+    if equal_nan:
+        close = or_(close, and_(isnan(a), isnan(b)))
+    return close
+
+
+def allclose(a, b, rtol: float = 1.0e-5, atol: float = 1.0e-8, equal_nan: bool = False) -> Variable:
+    """True when every element of `a` is close to `b` (NumPy's ``allclose``)."""
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def largest(*args) -> Variable:
+    """The element-wise maximum of all the arguments."""
+    if not args:
+        raise TypeError("largest: needs at least one argument")
+    out = as_tensor_variable(args[0])
+    for a in args[1:]:
+        out = maximum(out, a)
+    return out
+
+
+def smallest(*args) -> Variable:
+    """The element-wise minimum of all the arguments."""
+    if not args:
+        raise TypeError("smallest: needs at least one argument")
+    out = as_tensor_variable(args[0])
+    for a in args[1:]:
+        out = minimum(out, a)
+    return out
+
+
+def stacklists(arg) -> Variable:
+    """A tensor from nested lists of scalars or tensors: ``stacklists([[a, b], [c, d]])`` is a 2x2 matrix."""
+    if isinstance(arg, (list, tuple)):
+        return stack([stacklists(a) for a in arg])
+    return as_tensor_variable(arg)
+
+
+def horizontal_stack(*args) -> Variable:
+    """Matrices (or vectors) joined side by side (NumPy's ``hstack``)."""
+    ts = [as_tensor_variable(a) for a in args]
+    if not ts:
+        raise ValueError("horizontal_stack: needs at least one tensor")
+    return concatenate(ts, axis=1 if ts[0].ndim >= 2 else 0)
+
+
+def vertical_stack(*args) -> Variable:
+    """Matrices joined one above the other (NumPy's ``vstack``; vectors become rows)."""
+    ts = [as_tensor_variable(a) for a in args]
+    if not ts:
+        raise ValueError("vertical_stack: needs at least one tensor")
+    return concatenate([dimshuffle(t, "x", 0) if t.ndim == 1 else t for t in ts], axis=0)

@@ -118,6 +118,8 @@ class RandomStreams:
         nxt, sample = op(state, *sym, *params)
         state.default_update = nxt
         self.state_updates.append((state, nxt))
+        # Theano's attributes of a draw: its shared state and that state's update.
+        sample.rng, sample.update = state, (state, nxt)
         return sample
 
     def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None) -> Variable:

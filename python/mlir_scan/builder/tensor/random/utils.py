@@ -69,12 +69,13 @@ class RandomStream:
         return self._streams.choice(size, a, replace, p)
 
     def permutation(self, x, size=None, **kwargs):
-        """A random permutation of ``arange(x)`` (an int), or of the rows of the tensor `x`."""
-        if size is not None:
-            raise NotImplementedError("permutation: size is not supported (draw one permutation)")
+        """A random permutation of ``arange(x)`` (an int; `size`: that many, shape ``size + (x,)``),
+        or of the rows of the tensor `x`."""
         x = as_tensor_variable(x)
         if x.ndim == 0:
-            return self._streams.permutation(None, x)
+            return self._streams.permutation(size, x)
+        if size is not None:
+            raise NotImplementedError("permutation: size is not supported when x is a tensor (draw one permutation)")
         return self._streams.choice(symbolic_shape(x)[:1], x, replace=False)
 
     def poisson(self, lam=1.0, size=None, dtype="int64", **kwargs):
