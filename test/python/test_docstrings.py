@@ -13,6 +13,7 @@ MODULES = [
     "builder.scan_module", "builder.sharedvar", "builder.function", "builder.tensor", "builder.tensor.basic",
     "builder.tensor.nnet", "builder.tensor.shared_randomstreams", "builder.ops.misc", "builder.ops.disconnected",
     "builder.tensor.extra", "builder.tensor.opt", "builder.tensor.random.utils", "builder.sandbox.rng_mrg",
+    "builder.ops.extra", "builder.ops.ifelse", "builder.ifelse", "builder.tensor.extra_ops", "builder.gradient",
 ]
 
 

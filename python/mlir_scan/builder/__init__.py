@@ -15,7 +15,8 @@ MLIR core of the package (:mod:`mlir_scan.runtime` compiles what
   ``In``, ``Out``);
 * :mod:`.gradient` (``grad``, ``jacobian``, ``hessian``, ``disconnected_grad``;
   also ``T.grad``, ``T.jacobian``, ``T.hessian``);
-* :mod:`.sandbox` (``sandbox.rng_mrg.MRG_RandomStreams``).
+* :mod:`.sandbox` (``sandbox.rng_mrg.MRG_RandomStreams``);
+* :mod:`.ifelse` (``ifelse``, lazy; also ``mlir_scan.ifelse``, Theano's ``theano.ifelse``).
 
 :mod:`mlir_scan` re-exports the public names; the modules keep their
 pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
@@ -23,7 +24,9 @@ pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
 
 from __future__ import annotations
 
-from . import config, gradient, sandbox, scan_module, tensor
+import sys as _sys
+
+from . import config, gradient, ifelse, sandbox, scan_module, tensor
 from .function import Function, In, Out, function
 from .gradient import disconnected_grad, grad, hessian, jacobian
 from .graph import MissingInputError, UnusedInputError, clone_replace
@@ -35,8 +38,15 @@ __all__ = [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
     "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox",
-    "gradient", "grad", "jacobian", "hessian", "disconnected_grad",
+    "gradient", "grad", "jacobian", "hessian", "disconnected_grad", "ifelse",
 ]
+
+# ``theano.ifelse`` / ``pytensor.ifelse``: ``mlir_scan.ifelse`` is :mod:`.ifelse`
+# (``import mlir_scan as theano; theano.ifelse.ifelse(...)``,
+# ``from mlir_scan.ifelse import ifelse``).
+_top = _sys.modules[__name__.rpartition(".")[0]]
+_top.ifelse = ifelse  # type: ignore[attr-defined]
+_sys.modules[f"{_top.__name__}.ifelse"] = ifelse
 
 # ``T.grad`` / ``T.jacobian`` / ``T.hessian`` (the tensor DSL sits below the gradient module).
 for _name in ("grad", "jacobian", "hessian"):

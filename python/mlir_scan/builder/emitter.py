@@ -260,15 +260,19 @@ class Block:
         while scope is not None:
             bound.update(scope._values)
             scope = scope.parent
-        for node in toposort([var], stop=bound):
+        nodes = toposort([var], stop=bound)
+        lazy = _lazy_nodes(nodes, var)
+        for node in nodes:
             if all(self.lookup(o) is not None for o in node.outputs):
                 continue
             if id(node) in self.fused and node.outputs[0] is not var:
                 continue  # emitted inside its consumer
+            if id(node) in lazy:
+                continue  # emitted in the branch of the lazy op that uses it
             args: list = []
             for inp in node.inputs:
                 s = self.lookup(inp)
-                if s is None and inp.owner is not None and id(inp.owner) in self.fused:
+                if s is None and inp.owner is not None and (id(inp.owner) in self.fused or id(inp.owner) in lazy):
                     args.append(None)  # the consumer computes it
                     continue
                 if s is None:
@@ -525,6 +529,31 @@ class Block:
             return [body(b, args[: len(operands)])]
 
         return self.generic(ins, [(out, out_type, ident)], ["parallel"] * rank, gen_body)[0]
+
+
+def _lazy_nodes(nodes: list, var: Variable) -> set[int]:
+    """Ids of the nodes among `nodes` that `var` needs only through lazy inputs.
+
+    An op with a ``lazy_inputs(node)`` method (``IfElse``: its branches)
+    computes those inputs itself, in the branch that runs; a node used only
+    there (directly, or through other such nodes) is not emitted before it.
+    """
+    if not any(getattr(n.op, "lazy_inputs", None) is not None for n in nodes):
+        return set()
+    users: dict[int, list] = {}
+    for n in nodes:
+        for k, inp in enumerate(n.inputs):
+            if inp.owner is not None:
+                users.setdefault(id(inp.owner), []).append((n, k))
+    lazy: set[int] = set()
+    for n in reversed(nodes):
+        if var.owner is n:
+            continue
+        uses = users.get(id(n), [])
+        if uses and all(id(c) in lazy or (getattr(c.op, "lazy_inputs", None) is not None
+                                          and k in c.op.lazy_inputs(c)) for c, k in uses):
+            lazy.add(id(n))
+    return lazy
 
 
 def _nested(array: np.ndarray) -> str:

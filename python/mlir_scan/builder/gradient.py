@@ -28,9 +28,11 @@ from typing import Any
 from . import tensor as T
 from .graph import Constant, NullTypeGradError, Variable, clone_replace, graph_inputs, is_float, toposort
 from .ops.autodiff import DisconnectedGrad, backprop, conform, one_like, zeros_like
+from .ops.disconnected import GradClip, GradScale, ZeroGrad
 from .scan_module import scan
 
-__all__ = ["grad", "jacobian", "hessian", "disconnected_grad", "DisconnectedInputError", "NullTypeGradError"]
+__all__ = ["grad", "jacobian", "hessian", "disconnected_grad", "zero_grad", "consider_constant", "grad_clip",
+           "grad_scale", "DisconnectedInputError", "NullTypeGradError"]
 
 
 class DisconnectedInputError(ValueError):
@@ -40,6 +42,47 @@ class DisconnectedInputError(ValueError):
 def disconnected_grad(x: Any) -> Variable:
     """`x` in the forward computation, but no gradient flows back through it."""
     return DisconnectedGrad()(T.as_tensor_variable(x))
+
+
+def zero_grad(x: Any) -> Variable:
+    """`x` in the forward computation, with a zero gradient (Theano's ``zero_grad``).
+
+    Unlike :func:`disconnected_grad`, `x` stays connected to the cost: a
+    ``wrt`` reached only through it gets zeros, not ``DisconnectedInputError``.
+
+    >>> import mlir_scan as theano
+    >>> from mlir_scan import tensor as T
+    >>> x = T.dscalar("x")
+    >>> float(theano.function([x], T.grad(zero_grad(x) * x, x))(3.0))
+    3.0
+    """
+    return ZeroGrad()(T.as_tensor_variable(x))
+
+
+#: Theano's deprecated name of :func:`zero_grad`.
+consider_constant = zero_grad
+
+
+def grad_clip(x: Any, lower_bound: float, upper_bound: float) -> Variable:
+    """`x` in the forward computation; its gradient is clipped to [`lower_bound`, `upper_bound`].
+
+    >>> import mlir_scan as theano
+    >>> from mlir_scan import tensor as T
+    >>> x = T.dscalar("x")
+    >>> float(theano.function([x], T.grad(grad_clip(x, -1.0, 1.0) ** 2, x))(3.0))
+    1.0
+    """
+    for name, v in (("lower_bound", lower_bound), ("upper_bound", upper_bound)):
+        if isinstance(v, Variable):
+            raise TypeError(f"grad_clip: {name} must be a constant number, got a symbolic {v.type}")
+    return GradClip(lower_bound, upper_bound)(T.as_tensor_variable(x))
+
+
+def grad_scale(x: Any, multiplier: float) -> Variable:
+    """`x` in the forward computation; its gradient is multiplied by `multiplier`."""
+    if isinstance(multiplier, Variable):
+        raise TypeError(f"grad_scale: multiplier must be a constant number, got a symbolic {multiplier.type}")
+    return GradScale(multiplier)(T.as_tensor_variable(x))
 
 
 def _describe(v: Variable, label: str) -> str:

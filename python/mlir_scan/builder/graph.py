@@ -121,8 +121,21 @@ class TensorType:
 
     __slots__ = ("dtype", "shape")
 
-    def __init__(self, dtype: Any, shape: Sequence[int | None] = ()):
+    def __init__(self, dtype: Any, shape: Sequence[int | None] | None = None,
+                 broadcastable: Sequence[bool] | None = None, name: str | None = None):
         self.dtype = check_dtype(dtype)
+        if shape is not None and broadcastable is not None:
+            raise TypeError("TensorType: give shape or broadcastable, not both")
+        if shape is None:
+            shape = () if broadcastable is None else broadcastable
+        if isinstance(shape, (bool, np.bool_, int, np.integer)) or shape is None:
+            raise TypeError(f"TensorType: shape must be a sequence, got {shape!r}")
+        shape = tuple(shape)
+        if broadcastable is not None or (shape and all(isinstance(d, (bool, np.bool_)) for d in shape)):
+            # Theano's broadcastable pattern: True is a dimension of static size 1.
+            if not all(isinstance(d, (bool, np.bool_)) for d in shape):
+                raise TypeError(f"TensorType: broadcastable must hold booleans, got {shape!r}")
+            shape = tuple(1 if d else None for d in shape)
         dims = []
         for d in shape:
             if d is not None:
@@ -135,6 +148,16 @@ class TensorType:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def __call__(self, name: str | None = None) -> "Variable":
+        """A new placeholder of this type (Theano's ``TensorType(dtype, broadcastable)(name)``).
+
+        >>> TensorType("float32", (False, True))("x")
+        Variable(x: float32(?, 1))
+        """
+        return Variable(self, name=name)
+
+    make_variable = __call__
 
     @property
     def broadcastable(self) -> tuple[bool, ...]:

@@ -404,6 +404,99 @@ class _Identity(ScalarOp):
         return args[0]
 
 
+def _libm(name: str):
+    """A unary function computed by libm's `name` (``erf``...), declared once per module."""
+
+    def emit(b: Block, x: str, out: str) -> str:
+        t = DTYPES[out]
+        fn = name if out == "float64" else name + "f"
+        b.module.helper(f"__libm_{fn}", f"  func.func private @{fn}({t}) -> {t}")
+        return b.op(f"func.call @{fn}({x}) : ({t}) -> {t}")
+
+    return emit
+
+
+class _FloatFn2(ScalarOp):
+    """A binary function computed in floating point (``arctan2``)."""
+
+    nin = 2
+
+    def __init__(self, name: str, opname: str):
+        self.name, self.opname = name, opname
+
+    def out_dtype(self, dtypes):
+        return float_dtype_for(upcast(*dtypes))
+
+    def emit(self, b, args, dtypes, out):
+        x, y = _cast_all(b, args, dtypes, out)
+        return b.op(f"math.{self.opname} {x}, {y} : {DTYPES[out]}")
+
+
+class _Round(ScalarOp):
+    """Rounding to an integral value: floats round (`opname`: ``roundeven``, NumPy's
+    half to even, or ``round``, half away from zero); integers are unchanged."""
+
+    nin = 1
+
+    def __init__(self, name: str, opname: str):
+        self.name, self.opname = name, opname
+
+    def out_dtype(self, dtypes):
+        return _nobool(dtypes[0])
+
+    def emit(self, b, args, dtypes, out):
+        x = b.cast(args[0], dtypes[0], out)
+        if is_float(out):
+            return b.op(f"math.{self.opname} {x} : {DTYPES[out]}")
+        return x
+
+
+class _Sgn(ScalarOp):
+    """The sign: -1, 0 or 1 in the input's dtype (NaN stays NaN)."""
+
+    name, nin = "sgn", 1
+
+    def out_dtype(self, dtypes):
+        return _nobool(dtypes[0])
+
+    def emit(self, b, args, dtypes, out):
+        x = b.cast(args[0], dtypes[0], out)
+        t = DTYPES[out]
+        one, minus1 = b.const(1, out), b.const(-1, out)
+        if is_float(out):
+            zero = b.const(0.0, out)
+            pos = b.op(f"arith.cmpf ogt, {x}, {zero} : {t}")
+            neg = b.op(f"arith.cmpf olt, {x}, {zero} : {t}")
+            # Zeros and NaN are returned as they are (NumPy's sign(nan) is nan).
+            return b.select(pos, one, b.select(neg, minus1, x, t), t)
+        zero = b.const(0, out)
+        pos = b.op(f"arith.cmpi sgt, {x}, {zero} : {t}")
+        neg = b.op(f"arith.cmpi slt, {x}, {zero} : {t}")
+        return b.select(pos, one, b.select(neg, minus1, zero, t), t)
+
+
+class _FloatTest(ScalarOp):
+    """A boolean test of a float (``isnan``, ``isinf``); false for integers."""
+
+    nin = 1
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def out_dtype(self, dtypes):
+        return "bool"
+
+    def emit(self, b, args, dtypes, out):
+        src = dtypes[0]
+        if not is_float(src):
+            return b.const(False, "bool")
+        t, x = DTYPES[src], args[0]
+        if self.name == "isnan":
+            return b.op(f"arith.cmpf uno, {x}, {x} : {t}")
+        a = b.op(f"math.absf {x} : {t}")
+        return b.op(f"arith.cmpf oeq, {a}, {b.const(float('inf'), src)} : {t}")
+
+
 SCALAR_OPS: dict[str, ScalarOp] = {
     "add": _Arith("add", "addf", "addi", "ori"),
     "sub": _Arith("sub", "subf", "subi"),
@@ -440,6 +533,27 @@ SCALAR_OPS: dict[str, ScalarOp] = {
     "softplus": _FloatFn("softplus", _softplus),
     "sqr": _Sqr(),
     "identity": _Identity(),
+    "log2": _FloatFn("log2", _math("log2")),
+    "log10": _FloatFn("log10", _math("log10")),
+    "expm1": _FloatFn("expm1", _math("expm1")),
+    "exp2": _FloatFn("exp2", _math("exp2")),
+    "sinh": _FloatFn("sinh", _math("sinh")),
+    "cosh": _FloatFn("cosh", _math("cosh")),
+    "tan": _FloatFn("tan", _math("tan")),
+    "arcsin": _FloatFn("arcsin", _math("asin")),
+    "arccos": _FloatFn("arccos", _math("acos")),
+    "arctan": _FloatFn("arctan", _math("atan")),
+    "arcsinh": _FloatFn("arcsinh", _libm("asinh")),
+    "arccosh": _FloatFn("arccosh", _libm("acosh")),
+    "arctanh": _FloatFn("arctanh", _libm("atanh")),
+    "erf": _FloatFn("erf", _libm("erf")),
+    "erfc": _FloatFn("erfc", _libm("erfc")),
+    "arctan2": _FloatFn2("arctan2", "atan2"),
+    "round_half_to_even": _Round("round_half_to_even", "roundeven"),
+    "round_half_away_from_zero": _Round("round_half_away_from_zero", "round"),
+    "sgn": _Sgn(),
+    "isnan": _FloatTest("isnan"),
+    "isinf": _FloatTest("isinf"),
 }
 
 
@@ -599,4 +713,35 @@ GRAD_RULES = {
     "softplus": lambda xs, o, g: [_e("mul", g, _e("sigmoid", xs[0]))],
     "sqr": lambda xs, o, g: [_e("mul", g, _e("mul", _k(2, o), xs[0]))],
     "identity": lambda xs, o, g: [g],
+    "log2": lambda xs, o, g: [_e("true_div", g, _e("mul", xs[0], _k(np.log(2.0), o)))],
+    "log10": lambda xs, o, g: [_e("true_div", g, _e("mul", xs[0], _k(np.log(10.0), o)))],
+    "expm1": lambda xs, o, g: [_e("mul", g, _e("add", o, _k(1, o)))],
+    "exp2": lambda xs, o, g: [_e("mul", g, _e("mul", o, _k(np.log(2.0), o)))],
+    "sinh": lambda xs, o, g: [_e("mul", g, _e("cosh", xs[0]))],
+    "cosh": lambda xs, o, g: [_e("mul", g, _e("sinh", xs[0]))],
+    "tan": lambda xs, o, g: [_e("mul", g, _e("add", _k(1, o), _e("mul", o, o)))],
+    "arcsin": lambda xs, o, g: [_e("true_div", g, _e("sqrt", _e("sub", _k(1, o), _e("sqr", xs[0]))))],
+    "arccos": lambda xs, o, g: [_e("neg", _e("true_div", g, _e("sqrt", _e("sub", _k(1, o), _e("sqr", xs[0])))))],
+    "arctan": lambda xs, o, g: [_e("true_div", g, _e("add", _k(1, o), _e("sqr", xs[0])))],
+    "arcsinh": lambda xs, o, g: [_e("true_div", g, _e("sqrt", _e("add", _e("sqr", xs[0]), _k(1, o))))],
+    "arccosh": lambda xs, o, g: [_e("true_div", g, _e("sqrt", _e("sub", _e("sqr", xs[0]), _k(1, o))))],
+    "arctanh": lambda xs, o, g: [_e("true_div", g, _e("sub", _k(1, o), _e("sqr", xs[0])))],
+    "erf": lambda xs, o, g: [_e("mul", g, _g_erf(xs[0], o, 2 / np.sqrt(np.pi)))],
+    "erfc": lambda xs, o, g: [_e("mul", g, _g_erf(xs[0], o, -2 / np.sqrt(np.pi)))],
+    "arctan2": lambda xs, o, g: _g_arctan2(xs, o, g),
+    "round_half_to_even": lambda xs, o, g: [None],
+    "round_half_away_from_zero": lambda xs, o, g: [None],
+    "sgn": lambda xs, o, g: [None],
 }
+
+
+def _g_erf(x, o, scale):
+    """``scale * exp(-x**2)``: d erf / dx for ``scale = 2 / sqrt(pi)``."""
+    return _e("mul", _k(scale, o), _e("exp", _e("neg", _e("sqr", x))))
+
+
+def _g_arctan2(xs, o, g):
+    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
+    y, x = xs
+    den = _e("add", _e("sqr", y), _e("sqr", x))
+    return [_e("true_div", _e("mul", g, x), den), _e("neg", _e("true_div", _e("mul", g, y), den))]

@@ -15,6 +15,19 @@ dimension holds the categories) counts, for each category, the trials whose
 uniform falls in the category's interval ``[lo, hi)`` of the cumulative
 probabilities; every category of a row sees the same trials (counters taken
 from the row's index).
+
+A draw with a symbolic (or large) number of trials (``n`` is then the first
+parameter, ``RandomDraw(..., n=None)``) loops over the trials (``scf.for``)
+instead of unrolling them; trial ``k`` of element ``j`` uses counter
+``j * 2**32 + k``. The other distributions: ``integers`` (``low + floor(u *
+(high - low))``), ``exponential`` (``-log(1 - u) * scale``), ``poisson``
+(Knuth's product of uniforms, over chunks of at most 500 of the rate: exact,
+``O(lam)`` uniforms per sample), ``gamma`` (Marsaglia and Tsang's
+rejection, boosted by ``u ** (1 / shape)`` below shape 1), ``categorical``
+(the first category whose cumulative probability exceeds a uniform, the
+last open-ended) and ``permutation`` (Fisher-Yates shuffles of the rows of
+an ``(m, n)`` result). :class:`Take` gathers rows by index (``choice``,
+``permutation`` of a tensor).
 """
 
 from __future__ import annotations
@@ -25,7 +38,11 @@ from ..emitter import Block, signed64
 from ..graph import DTYPES, Apply, Op, TensorType, Variable, is_float
 from .elemwise import broadcast_shapes
 
-__all__ = ["RandomDraw", "mix64", "initial_state"]
+__all__ = ["RandomDraw", "Take", "mix64", "initial_state"]
+
+#: Distributions whose samples are counts (int64 inside the loop), and those
+#: whose parameters are not broadcast element-wise (a whole vector: categorical).
+_COUNTS = ("binomial", "multinomial", "integers", "poisson", "categorical", "permutation")
 
 _GOLDEN = 0x9E3779B97F4A7C15
 _STATE_KEY = 0xD1B54A32D192ED03
@@ -88,6 +105,12 @@ class RandomDraw(Op):
         params = rest[n_dyn:]
         if state.type != TensorType("int64", ()):
             raise TypeError(f"{self.dist}: the random state must be an int64 scalar")
+        if self.dist == "categorical":
+            if len(params) != 1 or params[0].ndim != 1:
+                raise TypeError("categorical: one parameter, the vector of cumulative probabilities")
+            params = ()
+        if self.dist == "permutation" and (params or len(self.shape) != 2):
+            raise TypeError("permutation: no parameters, and a (rows, n) shape")
         for p in params:
             broadcast_shapes([p.type.shape, self.shape], f"{self.dist}: parameter {p} and size ")
             if p.ndim > len(self.shape):
@@ -103,6 +126,9 @@ class RandomDraw(Op):
         n_dyn = sum(1 for d in self.shape if d is None)
         dyn_vars = node.inputs[1:1 + n_dyn]
         params = list(zip(inputs[1 + n_dyn:], [v.type for v in node.inputs[1 + n_dyn:]]))
+        whole = None
+        if self.dist == "categorical":
+            whole, params = params[0], []
         dyn = iter(b.index_dims(inputs[1:1 + n_dyn], [v.dtype for v in dyn_vars], self.dist))
         dims = [b.index(d) if d is not None else next(dyn) for d in self.shape]
         out = node.outputs[1].type
@@ -130,11 +156,26 @@ class RandomDraw(Op):
             z = bb.op(f"arith.addi {state}, {z} : i64")
             return _emit_mix(bb, z)
 
+        if dist == "permutation":
+            return [nxt, _emit_permutation(b, out, dims, bits)]
+
         def body(bb: Block, args: list[str]) -> str:
             j = flat_index(bb)
-            pvals = [bb.cast(a, t.dtype, self._param_dtype()) for a, (_, t) in zip(args, params)]
             fdt = self._param_dtype()
             ft = DTYPES[fdt]
+            if trials is None or dist in ("integers", "poisson", "categorical"):
+                return _emit_loop_dist(bb, dist, dtype, fdt, j, args, [t.dtype for _, t in params], whole, bits)
+            pvals = [bb.cast(a, t.dtype, self._param_dtype()) for a, (_, t) in zip(args, params)]
+            if dist == "exponential":
+                u = _uniform01(bb, bits(bb, j), fdt)
+                (scale,) = pvals
+                one_minus = bb.op(f"arith.subf {bb.const(1.0, fdt)}, {u} : {ft}")
+                v = bb.op(f"math.log {one_minus} : {ft}")
+                v = bb.op(f"arith.mulf {v}, {scale} : {ft}")
+                v = bb.op(f"arith.negf {v} : {ft}")
+                return bb.cast(v, fdt, dtype)
+            if dist == "gamma":
+                return _emit_gamma(bb, dtype, fdt, j, pvals, bits)
             if dist == "uniform":
                 u = _uniform01(bb, bits(bb, j), fdt)
                 low, high = pvals
@@ -194,3 +235,274 @@ class RandomDraw(Op):
         if is_float(self.dtype):
             return self.dtype
         return "float64"
+
+    def L_op(self, node, output_grads):
+        return Op.L_op(self, node, output_grads)
+
+
+_TWO32 = 1 << 32
+
+
+def _counter(bb: Block, j: str, k: str) -> str:
+    """Counter ``j * 2**32 + k`` (i64) of draw `k` of element `j` (loops over trials or attempts)."""
+    hi = bb.op(f"arith.shli {j}, {bb.i64(32)} : i64")
+    return bb.op(f"arith.addi {hi}, {k} : i64")
+
+
+def _for_count(bb: Block, n_i64: str, step_fn) -> str:
+    """``sum(step_fn(body, k) for k in range(n))`` (i64 increments) as an ``scf.for``; n < 0 counts 0."""
+    n = bb.op(f"arith.maxsi {n_i64}, {bb.i64(0)} : i64")
+    n_idx = bb.op(f"arith.index_cast {n} : i64 to index")
+    k, acc = bb.module.fresh("k"), bb.module.fresh("cnt")
+    loop = bb.child(inherit=True)
+    kk = loop.op(f"arith.index_cast {k} : index to i64")
+    inc = step_fn(loop, kk)
+    loop.stmt(f"scf.yield {loop.op(f'arith.addi {acc}, {inc} : i64')} : i64")
+    res = bb.module.fresh("count")
+    bb.stmt(f"{res} = scf.for {k} = {bb.index(0)} to {n_idx} step {bb.index(1)} iter_args({acc} = {bb.i64(0)}) "
+            "-> (i64) {")
+    bb.lines.extend(loop.lines)
+    bb.stmt("}")
+    return res
+
+
+def _while(bb: Block, init: list[tuple[str, str]], step_fn) -> list[str]:
+    """An ``scf.while`` over state `init` ((ssa, type) pairs, the last an ``i1`` "continue" flag):
+    `step_fn(body, state)` returns the next state; the result is the final state."""
+    names = [bb.module.fresh("w") for _ in init]
+    inner = [bb.module.fresh("w") for _ in init]
+    types = ", ".join(t for _, t in init)
+    after = bb.child(inherit=True)
+    nxt = step_fn(after, inner)
+    after.stmt(f"scf.yield {', '.join(nxt)} : {types}")
+    res = bb.module.fresh("while")
+    args = ", ".join(f"{n} = {v}" for n, (v, _) in zip(names, init))
+    decl = ", ".join(f"{n}: {t}" for n, (_, t) in zip(inner, init))
+    bb.stmt(f"{res}:{len(init)} = scf.while ({args}) : ({types}) -> ({types}) {{")
+    bb.stmt(f"  scf.condition({names[-1]}) {', '.join(names)} : {types}")
+    bb.stmt("} do {")
+    bb.stmt(f"^bb0({decl}):")
+    bb.lines.extend(after.lines)
+    bb.stmt("}")
+    return [f"{res}#{i}" for i in range(len(init))]
+
+
+def _emit_loop_dist(bb: Block, dist: str, dtype: str, fdt: str, j: str, args: list[str], dtypes: list[str],
+                    whole, bits) -> str:
+    """The samples drawn with loops: binomial/multinomial with a symbolic `n`, integers, poisson, categorical."""
+    if dist in ("binomial", "multinomial"):
+        n = bb.cast(args[0], dtypes[0], "int64")
+        ps = [bb.cast(a, d, fdt) for a, d in zip(args[1:], dtypes[1:])]
+
+        def trial(lb: Block, k: str) -> str:
+            u = _uniform01(lb, bits(lb, _counter(lb, j, k)), fdt)
+            if dist == "binomial":
+                hit = lb.op(f"arith.cmpf olt, {u}, {ps[0]} : {DTYPES[fdt]}")
+            else:
+                above = lb.op(f"arith.cmpf oge, {u}, {ps[0]} : {DTYPES[fdt]}")
+                below = lb.op(f"arith.cmpf olt, {u}, {ps[1]} : {DTYPES[fdt]}")
+                hit = lb.op(f"arith.andi {above}, {below} : i1")
+            return lb.op(f"arith.extui {hit} : i1 to i64")
+
+        return bb.cast(_for_count(bb, n, trial), "int64", dtype)
+    if dist == "integers":
+        low, high = (bb.cast(a, d, "int64") for a, d in zip(args, dtypes))
+        u = _uniform01(bb, bits(bb, j), "float64")
+        span = bb.op(f"arith.subi {high}, {low} : i64")
+        fspan = bb.op(f"arith.sitofp {span} : i64 to f64")
+        off = bb.op(f"arith.mulf {u}, {fspan} : f64")
+        off = bb.op(f"arith.fptosi {off} : f64 to i64")
+        last = bb.op(f"arith.subi {span}, {bb.i64(1)} : i64")
+        off = bb.op(f"arith.minsi {off}, {last} : i64")
+        off = bb.op(f"arith.maxsi {off}, {bb.i64(0)} : i64")
+        return bb.cast(bb.op(f"arith.addi {low}, {off} : i64"), "int64", dtype)
+    if dist == "categorical":
+        hi_ssa, hi_t = whole
+        u = _uniform01(bb, bits(bb, j), hi_t.dtype)
+        k = bb.from_index(bb.dim(hi_ssa, hi_t, 0))
+        last = bb.op(f"arith.subi {k}, {bb.i64(1)} : i64")
+        c_idx, acc = bb.module.fresh("c"), bb.module.fresh("cat")
+        loop = bb.child(inherit=True)
+        h = loop.op(f"tensor.extract {hi_ssa}[{c_idx}] : {hi_t.mlir}")
+        c = loop.op(f"arith.index_cast {c_idx} : index to i64")
+        below = loop.op(f"arith.cmpf olt, {u}, {h} : {DTYPES[hi_t.dtype]}")
+        earlier = loop.op(f"arith.cmpi slt, {c}, {acc} : i64")
+        take = loop.op(f"arith.andi {below}, {earlier} : i1")
+        loop.stmt(f"scf.yield {loop.select(take, c, acc, 'i64')} : i64")
+        res = bb.module.fresh("category")
+        n_idx = bb.dim(hi_ssa, hi_t, 0)
+        bb.stmt(f"{res} = scf.for {c_idx} = {bb.index(0)} to {n_idx} step {bb.index(1)} iter_args({acc} = {last}) "
+                "-> (i64) {")
+        bb.lines.extend(loop.lines)
+        bb.stmt("}")
+        return bb.cast(res, "int64", dtype)
+    # poisson: Knuth's method (multiply uniforms until the product falls below
+    # exp(-lam)), the rate taken in chunks of at most 500 so exp(-chunk) stays normal.
+    lam = bb.cast(args[0], dtypes[0], "float64")
+    chunk0 = bb.op(f"arith.minimumf {lam}, {bb.const(500.0, 'float64')} : f64")
+    neg = bb.op(f"arith.negf {chunk0} : f64")
+    big_l = bb.op(f"math.exp {neg} : f64")
+    rem0 = bb.op(f"arith.subf {lam}, {chunk0} : f64")
+    go0 = bb.op(f"arith.cmpf ogt, {lam}, {bb.const(0.0, 'float64')} : f64")
+
+    def step(sb: Block, st: list[str]) -> list[str]:
+        tot, p, lim, rem, t, _go = st
+        u = _uniform01(sb, bits(sb, _counter(sb, j, t)), "float64")
+        p1 = sb.op(f"arith.mulf {p}, {u} : f64")
+        inside = sb.op(f"arith.cmpf ogt, {p1}, {lim} : f64")
+        tot1 = sb.select(inside, sb.op(f"arith.addi {tot}, {sb.i64(1)} : i64"), tot, "i64")
+        more = sb.op(f"arith.cmpf ogt, {rem}, {sb.const(0.0, 'float64')} : f64")
+        chunk = sb.op(f"arith.minimumf {rem}, {sb.const(500.0, 'float64')} : f64")
+        lim_new = sb.op(f"math.exp {sb.op(f'arith.negf {chunk} : f64')} : f64")
+        lim2 = sb.select(inside, lim, lim_new, "f64")
+        rem2 = sb.select(inside, rem, sb.op(f"arith.subf {rem}, {chunk} : f64"), "f64")
+        p2 = sb.select(inside, p1, sb.const(1.0, "float64"), "f64")
+        go2 = sb.op(f"arith.ori {inside}, {more} : i1")
+        return [tot1, p2, lim2, rem2, sb.op(f"arith.addi {t}, {sb.i64(1)} : i64"), go2]
+
+    final = _while(bb, [(bb.i64(0), "i64"), (bb.const(1.0, "float64"), "f64"), (big_l, "f64"), (rem0, "f64"),
+                        (bb.i64(0), "i64"), (go0, "i1")], step)
+    return bb.cast(final[0], "int64", dtype)
+
+
+def _emit_gamma(bb: Block, dtype: str, fdt: str, j: str, pvals: list[str], bits) -> str:
+    """Marsaglia and Tsang's gamma(shape) * scale; shapes below 1 are boosted by ``u ** (1 / shape)``."""
+    ft = DTYPES[fdt]
+    shape, scale = pvals
+
+    def c(v: float) -> str:
+        return bb.const(v, fdt)
+
+    small = bb.op(f"arith.cmpf olt, {shape}, {c(1.0)} : {ft}")
+    a = bb.select(small, bb.op(f"arith.addf {shape}, {c(1.0)} : {ft}"), shape, ft)
+    d = bb.op(f"arith.subf {a}, {c(1.0 / 3.0)} : {ft}")
+    nine_d = bb.op(f"arith.mulf {d}, {c(9.0)} : {ft}")
+    cc = bb.op(f"arith.divf {c(1.0)}, {bb.op(f'math.sqrt {nine_d} : {ft}')} : {ft}")
+
+    def step(sb: Block, st: list[str]) -> list[str]:
+        t, _res, _go = st
+        t3 = sb.op(f"arith.muli {t}, {sb.i64(3)} : i64")
+        us = []
+        for k in range(3):
+            ctr = _counter(sb, j, sb.op(f"arith.addi {t3}, {sb.i64(k)} : i64"))
+            u = _uniform01(sb, bits(sb, ctr), fdt)
+            us.append(sb.op(f"arith.subf {sb.const(1.0, fdt)}, {u} : {ft}"))  # (0, 1]
+        lg = sb.op(f"math.log {us[0]} : {ft}")
+        r = sb.op(f"math.sqrt {sb.op(f'arith.mulf {lg}, {sb.const(-2.0, fdt)} : {ft}')} : {ft}")
+        ang = sb.op(f"arith.mulf {us[1]}, {sb.const(2 * np.pi, fdt)} : {ft}")
+        z = sb.op(f"arith.mulf {r}, {sb.op(f'math.cos {ang} : {ft}')} : {ft}")
+        v0 = sb.op(f"arith.addf {sb.const(1.0, fdt)}, {sb.op(f'arith.mulf {cc}, {z} : {ft}')} : {ft}")
+        v = sb.op(f"arith.mulf {v0}, {sb.op(f'arith.mulf {v0}, {v0} : {ft}')} : {ft}")
+        pos = sb.op(f"arith.cmpf ogt, {v0}, {sb.const(0.0, fdt)} : {ft}")
+        # log(u) < z^2 / 2 + d - d v + d log(v)
+        lhs = sb.op(f"math.log {us[2]} : {ft}")
+        half_z2 = sb.op(f"arith.mulf {sb.op(f'arith.mulf {z}, {z} : {ft}')}, {sb.const(0.5, fdt)} : {ft}")
+        dv = sb.op(f"arith.mulf {d}, {v} : {ft}")
+        safe_v = sb.select(pos, v, sb.const(1.0, fdt), ft)
+        dlogv = sb.op(f"arith.mulf {d}, {sb.op(f'math.log {safe_v} : {ft}')} : {ft}")
+        rhs = sb.op(f"arith.addf {half_z2}, {d} : {ft}")
+        rhs = sb.op(f"arith.subf {rhs}, {dv} : {ft}")
+        rhs = sb.op(f"arith.addf {rhs}, {dlogv} : {ft}")
+        ok = sb.op(f"arith.cmpf olt, {lhs}, {rhs} : {ft}")
+        ok = sb.op(f"arith.andi {ok}, {pos} : i1")
+        # A shape that is not a positive number (0, NaN) stops at once.
+        valid = sb.op(f"arith.cmpf ogt, {d}, {sb.const(0.0, fdt)} : {ft}")
+        true = sb.const(True, "bool")
+        done = sb.op(f"arith.ori {ok}, {sb.op(f'arith.xori {valid}, {true} : i1')} : i1")
+        go = sb.op(f"arith.xori {done}, {sb.const(True, 'bool')} : i1")
+        return [sb.op(f"arith.addi {t}, {sb.i64(1)} : i64"), dv, go]
+
+    final = _while(bb, [(bb.i64(0), "i64"), (c(0.0), ft), (bb.const(True, "bool"), "i1")], step)
+    g = final[1]
+    # Boost: gamma(shape) = gamma(shape + 1) * u ** (1 / shape), u in (0, 1].
+    u = _uniform01(bb, bits(bb, _counter(bb, j, bb.i64(_TWO32 - 1))), fdt)
+    u = bb.op(f"arith.subf {c(1.0)}, {u} : {ft}")
+    inv = bb.op(f"arith.divf {c(1.0)}, {shape} : {ft}")
+    boost = bb.op(f"math.powf {u}, {inv} : {ft}")
+    g = bb.select(small, bb.op(f"arith.mulf {g}, {boost} : {ft}"), g, ft)
+    zero = bb.op(f"arith.cmpf oeq, {shape}, {c(0.0)} : {ft}")
+    g = bb.select(zero, c(0.0), g, ft)
+    return bb.cast(bb.op(f"arith.mulf {g}, {scale} : {ft}"), fdt, dtype)
+
+
+def _emit_permutation(b: Block, out: TensorType, dims: list[str], bits) -> str:
+    """Each row of an (m, n) int tensor: a Fisher-Yates shuffle of ``arange(n)``."""
+    empty = b.empty(out, dims)
+    base = b.generic([], [(empty, out, "(d0, d1)")], ["parallel", "parallel"],
+                     lambda bb, args: [bb.cast(bb.from_index(bb.op("linalg.index 1 : index")), "int64", out.dtype)])[0]
+    m, n = dims
+    r, acc = b.module.fresh("r"), b.module.fresh("perm")
+    rows = b.child(inherit=True)
+    i_t, acc2 = rows.module.fresh("t"), rows.module.fresh("perm")
+    swaps = rows.child(inherit=True)
+    # i = n - 1 - t swaps with j uniform in [0, i].
+    i = swaps.iop("subi", swaps.iop("subi", n, swaps.index(1)), i_t)
+    row64 = swaps.op(f"arith.index_cast {r} : index to i64")
+    i64 = swaps.op(f"arith.index_cast {i} : index to i64")
+    ctr = _counter(swaps, row64, i64)
+    u = _uniform01(swaps, bits(swaps, ctr), "float64")
+    span = swaps.op(f"arith.sitofp {swaps.op(f'arith.addi {i64}, {swaps.i64(1)} : i64')} : i64 to f64")
+    jj = swaps.op(f"arith.fptosi {swaps.op(f'arith.mulf {u}, {span} : f64')} : f64 to i64")
+    jj = swaps.op(f"arith.minsi {jj}, {i64} : i64")
+    j_idx = swaps.op(f"arith.index_cast {jj} : i64 to index")
+    vi = swaps.op(f"tensor.extract {acc2}[{r}, {i}] : {out.mlir}")
+    vj = swaps.op(f"tensor.extract {acc2}[{r}, {j_idx}] : {out.mlir}")
+    w = swaps.op(f"tensor.insert {vj} into {acc2}[{r}, {i}] : {out.mlir}")
+    w = swaps.op(f"tensor.insert {vi} into {w}[{r}, {j_idx}] : {out.mlir}")
+    swaps.stmt(f"scf.yield {w} : {out.mlir}")
+    steps = rows.iop("maxsi", rows.iop("subi", n, rows.index(1)), rows.index(0))
+    inner = rows.module.fresh("shuffled")
+    rows.stmt(f"{inner} = scf.for {i_t} = {rows.index(0)} to {steps} step {rows.index(1)} iter_args({acc2} = {acc}) "
+              f"-> ({out.mlir}) {{")
+    rows.lines.extend(swaps.lines)
+    rows.stmt("}")
+    rows.stmt(f"scf.yield {inner} : {out.mlir}")
+    res = b.module.fresh("perms")
+    b.stmt(f"{res} = scf.for {r} = {b.index(0)} to {m} step {b.index(1)} iter_args({acc} = {base}) -> ({out.mlir}) {{")
+    b.lines.extend(rows.lines)
+    b.stmt("}")
+    return res
+
+
+class Take(Op):
+    """``x[idx]`` along the first dimension, for an integer tensor `idx` of indices in range.
+
+    The draws that pick elements use it (``choice``, ``permutation`` of a
+    tensor): their indices are in ``[0, len(x))`` by construction, and are
+    clamped to it so no read is out of bounds. The result has shape
+    ``idx.shape + x.shape[1:]``.
+    """
+
+    def make_node(self, x: Variable, idx: Variable) -> Apply:
+        if x.ndim == 0:
+            raise TypeError("Take: x must have at least one dimension")
+        if idx.dtype not in ("int8", "int16", "int32", "int64"):
+            raise TypeError(f"Take: indices must be integers, got {idx.dtype}")
+        return Apply(self, [x, idx], [TensorType(x.dtype, idx.type.shape + x.type.shape[1:])])
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(input_shapes[1]) + tuple(input_shapes[0][1:])]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x, idx = node.inputs
+        out = node.outputs[0].type
+        xs, ids = inputs
+        length = b.dim(xs, x.type, 0)
+        last = b.iop("maxsi", b.iop("subi", length, b.index(1)), b.index(0))
+        dims = [b.dim(ids, idx.type, d) for d in range(idx.ndim)] + [b.dim(xs, x.type, d) for d in range(1, x.ndim)]
+        if out.ndim == 0:
+            k = b.to_index(ids, idx.dtype)
+            k = b.iop("minsi", b.iop("maxsi", k, b.index(0)), last)
+            return [b.op(f"tensor.extract {xs}[{k}] : {x.type.mlir}")]
+        empty = b.empty(out, dims)
+        r = idx.ndim
+        ident = "(" + ", ".join(f"d{i}" for i in range(out.ndim)) + ")"
+        ins = [] if r == 0 else [(ids, idx.type, "(" + ", ".join(f"d{i}" for i in range(r)) + ")")]
+
+        def body(bb: Block, args: list[str]) -> list[str]:
+            k = bb.to_index(args[0] if r else ids, idx.dtype)
+            k = bb.iop("minsi", bb.iop("maxsi", k, bb.index(0)), last)
+            rest = [bb.op(f"linalg.index {r + d} : index") for d in range(x.ndim - 1)]
+            return [bb.op(f"tensor.extract {xs}[{', '.join([k] + rest)}] : {x.type.mlir}")]
+
+        return b.generic(ins, [(empty, out, ident)], ["parallel"] * out.ndim, body)

@@ -3,7 +3,9 @@
 The DSL itself is :mod:`~mlir_scan.builder.tensor.basic` (placeholders,
 constants, math, structure, indexing; every name of its ``__all__`` is here),
 more of Theano's API and PyTensor's spellings in
-:mod:`~mlir_scan.builder.tensor.extra`, and Theano's sub-namespaces as
+:mod:`~mlir_scan.builder.tensor.extra` (``argmax``, ``eye``, ``tile``,
+``tensordot``...) and :mod:`~mlir_scan.builder.tensor.extra_ops` (Theano's
+``T.extra_ops``: ``cumsum``, ``repeat``...), and Theano's sub-namespaces as
 modules of their own: ``T.nnet`` (:mod:`~mlir_scan.builder.tensor.nnet`),
 ``T.shared_randomstreams``
 (:mod:`~mlir_scan.builder.tensor.shared_randomstreams`), ``T.opt``
@@ -21,12 +23,14 @@ Example::
 
 from __future__ import annotations
 
-from . import basic, extra, nnet, opt, random, shared_randomstreams
+from . import basic, extra, extra_ops, nnet, opt, random, shared_randomstreams
 from .basic import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
+from .extra_ops import *  # noqa: F401,F403
 from .basic import (  # noqa: F401  (rank-4 placeholders, not in basic.__all__)
     btensor4, dtensor4, ftensor4, itensor4, ltensor4, wtensor4,
 )
 from .nnet import relu, softmax  # noqa: F401
 
-__all__ = list(basic.__all__) + list(extra.__all__) + ["nnet", "opt", "random", "shared_randomstreams"]
+__all__ = list(basic.__all__) + list(extra.__all__) + list(extra_ops.__all__) + [
+    "nnet", "opt", "random", "shared_randomstreams", "extra_ops"]

@@ -51,6 +51,12 @@ __all__ = [
     "bmatrix", "wmatrix", "imatrix", "lmatrix", "fmatrix", "dmatrix",
     "btensor3", "wtensor3", "itensor3", "ltensor3", "ftensor3", "dtensor3",
     "TensorType", "TensorVariable", "TensorConstant",
+    "brow", "wrow", "irow", "lrow", "frow", "drow", "bcol", "wcol", "icol", "lcol", "fcol", "dcol",
+    "scalars", "vectors", "matrices", "rows", "cols", "tensor3s", "tensor4s",
+    "bscalars", "wscalars", "iscalars", "lscalars", "fscalars", "dscalars",
+    "bvectors", "wvectors", "ivectors", "lvectors", "fvectors", "dvectors",
+    "bmatrices", "wmatrices", "imatrices", "lmatrices", "fmatrices", "dmatrices",
+    "tensor5", "tensor6", "tensor7",
     # construction
     "constant", "as_tensor_variable", "as_tensor", "arange", "zeros", "ones", "zeros_like", "ones_like",
     "alloc", "fill", "second",
@@ -59,6 +65,9 @@ __all__ = [
     "eq", "neq", "lt", "le", "gt", "ge", "and_", "or_", "xor", "invert", "bitwise_and", "bitwise_or",
     "exp", "log", "log1p", "sqrt", "sqr", "tanh", "sigmoid", "softplus", "sin", "cos", "floor", "ceil",
     "maximum", "minimum", "switch", "where", "clip", "cast",
+    "log2", "log10", "expm1", "exp2", "sinh", "cosh", "tan", "arcsin", "arccos", "arctan", "arctan2",
+    "arcsinh", "arccosh", "arctanh", "erf", "erfc", "round", "round_half_to_even", "round_half_away_from_zero",
+    "sgn", "sign", "isnan", "isinf", "reciprocal", "inv", "deg2rad", "rad2deg",
     # structure
     "dot", "outer", "transpose", "dimshuffle", "shape", "reshape", "flatten", "concatenate", "join", "stack",
     "sum", "mean", "max", "min", "prod", "all", "any",
@@ -188,6 +197,47 @@ dtensor3 = _maker(3, 'float64', "dtensor3")
 dtensor4 = _maker(4, 'float64', "dtensor4")
 
 
+tensor5 = _maker(5, None, "tensor5")
+tensor6 = _maker(6, None, "tensor6")
+tensor7 = _maker(7, None, "tensor7")
+btensor5, wtensor5, itensor5, ltensor5, ftensor5, dtensor5 = (
+    _maker(5, _KINDS[k], k + "tensor5") for k in "bwilfd")
+
+
+def _row_maker(dtype: str | None, name: str, col: bool):
+    """Theano's ``T.drow`` / ``T.dcol``...: a matrix placeholder of shape (1, n) or (n, 1)."""
+
+    def make(name: str | None = None, dtype: str | None = dtype, shape: Sequence[int | None] | None = None) -> Variable:
+        return (col_ if col else row_)(name, dtype, shape if shape is not None else ((None, 1) if col else (1, None)))
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = (f"A {'(n, 1)' if col else '(1, n)'} matrix placeholder of dtype {dtype or 'config.floatX'} "
+                    f"(Theano's broadcastable {'column' if col else 'row'}): ``T.{name}(name=None)``.")
+    return make
+
+
+def _multi(make):
+    """Theano's plural constructors: ``T.dscalars('x', 'y')``, ``T.dscalars(3)``, ``T.dscalars('xy')``."""
+
+    def many(*names):
+        if names and isinstance(names[0], int) and not isinstance(names[0], bool):
+            if len(names) != 1:
+                raise TypeError(f"{make.__name__}s: give a count or names, not both")
+            return make() if names[0] == 1 else [make() for _ in range(names[0])]
+        if len(names) == 1:
+            names = names[0]
+        if isinstance(names, str) and len(names) == 1:
+            return make(names)
+        for n in names:
+            if not isinstance(n, str):
+                raise TypeError(f"{make.__name__}s: names must be strings, got {n!r}")
+        return [make(n) for n in names]
+
+    many.__name__ = many.__qualname__ = make.__name__ + "s"
+    many.__doc__ = f"Several ``{make.__name__}`` placeholders: one per name (or a count)."
+    return many
+
+
 def row(name: str | None = None, dtype: str | None = None, shape: Sequence[int | None] = (1, None)) -> Variable:
     """A (1, n) matrix placeholder (broadcastable rows)."""
     if len(shape) != 2 or shape[0] != 1:
@@ -200,6 +250,24 @@ def col(name: str | None = None, dtype: str | None = None, shape: Sequence[int |
     if len(shape) != 2 or shape[1] != 1:
         raise ValueError(f"col: the shape must be (n, 1), got {shape}")
     return tensor(dtype, tuple(shape), name)
+
+
+row_, col_ = row, col
+for _k, _dt in _KINDS.items():
+    if _k:
+        globals()[_k + "row"] = _row_maker(_dt, _k + "row", col=False)
+        globals()[_k + "col"] = _row_maker(_dt, _k + "col", col=True)
+_PLURAL = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows", "col": "cols",
+           "tensor3": "tensor3s", "tensor4": "tensor4s"}
+for _k in _KINDS:
+    for _single, _plural in _PLURAL.items():
+        _many = _multi(globals()[_k + _single])
+        _many.__name__ = _many.__qualname__ = _k + _plural
+        globals()[_k + _plural] = _many
+_ROW_NAMES = [k + w for k in "bwilfd" for w in ("row", "col")]
+_PLURAL_NAMES = [k + p for k in _KINDS for p in _PLURAL.values()]
+del _k, _dt, _single, _plural, _many
+__all__ += [n for n in _ROW_NAMES + _PLURAL_NAMES + [k + "tensor5" for k in "bwilfd"] if n not in __all__]
 
 
 # -- constants -------------------------------------------------------------------
@@ -333,6 +401,80 @@ def sin(a): return _elem("sin", a)  # noqa: E704
 def cos(a): return _elem("cos", a)  # noqa: E704
 def floor(a): return _elem("floor", a)  # noqa: E704
 def ceil(a): return _elem("ceil", a)  # noqa: E704
+def log2(a): return _elem("log2", a)  # noqa: E704
+def log10(a): return _elem("log10", a)  # noqa: E704
+def expm1(a): return _elem("expm1", a)  # noqa: E704
+def exp2(a): return _elem("exp2", a)  # noqa: E704
+def sinh(a): return _elem("sinh", a)  # noqa: E704
+def cosh(a): return _elem("cosh", a)  # noqa: E704
+def tan(a): return _elem("tan", a)  # noqa: E704
+def arcsin(a): return _elem("arcsin", a)  # noqa: E704
+def arccos(a): return _elem("arccos", a)  # noqa: E704
+def arctan(a): return _elem("arctan", a)  # noqa: E704
+def arcsinh(a): return _elem("arcsinh", a)  # noqa: E704
+def arccosh(a): return _elem("arccosh", a)  # noqa: E704
+def arctanh(a): return _elem("arctanh", a)  # noqa: E704
+def arctan2(a, b): return _elem("arctan2", a, b)  # noqa: E704
+def round_half_to_even(a): return _elem("round_half_to_even", a)  # noqa: E704
+def round_half_away_from_zero(a): return _elem("round_half_away_from_zero", a)  # noqa: E704
+def isnan(a): return _elem("isnan", a)  # noqa: E704
+def isinf(a): return _elem("isinf", a)  # noqa: E704
+
+
+def erf(a):
+    """The error function (libm's ``erf``), element-wise; ints compute in float."""
+    return _elem("erf", a)
+
+
+def erfc(a):
+    """The complementary error function ``1 - erf(a)`` (libm's ``erfc``)."""
+    return _elem("erfc", a)
+
+
+def round(a, mode: str | None = None):  # noqa: A001 - Theano's name
+    """Rounds to integral values: ``mode`` "half_to_even" (the default, NumPy's ``round``) or
+    "half_away_from_zero"; integers are returned as they are.
+
+    >>> import numpy as np
+    >>> x = vector("x")
+    >>> round(x).eval({x: np.array([0.5, 1.5, -2.5])}).tolist()
+    [0.0, 2.0, -2.0]
+    >>> round(x, "half_away_from_zero").eval({x: np.array([0.5, 1.5, -2.5])}).tolist()
+    [1.0, 2.0, -3.0]
+    """
+    if mode is None or mode == "half_to_even":
+        return round_half_to_even(a)
+    if mode == "half_away_from_zero":
+        return round_half_away_from_zero(a)
+    raise ValueError(f"round: mode {mode!r} is not implemented (use 'half_to_even' or 'half_away_from_zero')")
+
+
+def sgn(a):
+    """The sign of `a`: -1, 0 or 1 in its dtype (NaN stays NaN); PyTensor's ``sign``."""
+    return _elem("sgn", a)
+
+
+sign = sgn
+
+
+def reciprocal(a):
+    """``1 / a`` (integers give floats, as ``true_div``); Theano's ``inv``."""
+    return true_div(1, a)
+
+
+inv = reciprocal
+
+
+def deg2rad(a):
+    """Degrees to radians."""
+    a = as_tensor_variable(a)
+    return mul(a if is_float(a.dtype) else _cast(a, SCALAR_OPS["exp"].out_dtype([a.dtype])), np.pi / 180.0)
+
+
+def rad2deg(a):
+    """Radians to degrees."""
+    a = as_tensor_variable(a)
+    return mul(a if is_float(a.dtype) else _cast(a, SCALAR_OPS["exp"].out_dtype([a.dtype])), 180.0 / np.pi)
 
 
 floor_div = int_div
@@ -790,6 +932,7 @@ _METHODS = {
     "flatten": flatten, "dimshuffle": dimshuffle, "dot": dot,
     "transpose": lambda self, *axes: transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (list, tuple)) else (axes or None)),
     "clip": clip, "exp": exp, "log": log, "sqrt": sqrt, "tanh": tanh, "copy": lambda self: self,
+    "round": lambda self, mode=None: round(self, mode), "__round__": lambda self, ndigits=None: round(self),
     "nonzero_values": None,
 }
 _METHODS = {k: v for k, v in _METHODS.items() if v is not None}

@@ -1,4 +1,5 @@
-"""Theano's ``T.nnet``: sigmoid, softplus, softmax, relu, categorical_crossentropy.
+"""Theano's ``T.nnet``: sigmoid, softplus, softmax, logsoftmax, relu, elu, softsign, hard_sigmoid,
+categorical_crossentropy, binary_crossentropy.
 
 Example::
 
@@ -13,11 +14,12 @@ from ..graph import Variable, is_int
 from ..ops.elemwise import cast as _cast
 from ..ops.misc import Assert
 from .basic import (  # noqa: A004
-    all, and_, arange, as_tensor_variable, eq, exp, ge, log, lt, max, maximum, mul, neg, sigmoid, softplus, sum,
-    switch,
+    abs_, all, and_, arange, as_tensor_variable, clip, eq, exp, expm1, ge, gt, log, lt, max, maximum, mul, neg,
+    sigmoid, softplus, sub, sum, switch, true_div,
 )
 
-__all__ = ["sigmoid", "softplus", "softmax", "relu", "categorical_crossentropy"]
+__all__ = ["sigmoid", "softplus", "softmax", "logsoftmax", "relu", "elu", "softsign", "hard_sigmoid",
+           "categorical_crossentropy", "binary_crossentropy"]
 
 
 def softmax(x, axis: int | None = -1) -> Variable:
@@ -69,3 +71,42 @@ def categorical_crossentropy(coding_dist, true_dist) -> Variable:
     raise TypeError(
         f"categorical_crossentropy: true_dist must be a distribution of rank {coding.ndim} or a vector of "
         f"class indices, got {true.type}")
+
+
+def logsoftmax(x, axis: int | None = -1) -> Variable:
+    """``log(softmax(x))`` along `axis`, computed stably (``x - max - log(sum(exp(x - max)))``)."""
+    x = as_tensor_variable(x)
+    if x.ndim == 0:
+        raise ValueError("logsoftmax: expected a tensor of rank 1 or more, got a scalar")
+    if axis is None:
+        shifted = x - max(x)
+        return shifted - log(sum(exp(shifted)))
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"logsoftmax: axis {axis!r} is out of bounds for rank {x.ndim}")
+    axis %= x.ndim
+    shifted = x - max(x, axis=axis, keepdims=True)
+    return shifted - log(sum(exp(shifted), axis=axis, keepdims=True))
+
+
+def elu(x, alpha=1.0) -> Variable:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
+    x = as_tensor_variable(x)
+    return switch(gt(x, 0), x, mul(alpha, expm1(x)))
+
+
+def softsign(x) -> Variable:
+    """``x / (1 + |x|)``."""
+    x = as_tensor_variable(x)
+    return true_div(x, abs_(x) + 1)
+
+
+def hard_sigmoid(x) -> Variable:
+    """Theano's piecewise-linear sigmoid: ``clip(0.2 * x + 0.5, 0, 1)``."""
+    x = as_tensor_variable(x)
+    return clip(x * 0.2 + 0.5, 0, 1)
+
+
+def binary_crossentropy(output, target) -> Variable:
+    """Element-wise ``-(target * log(output) + (1 - target) * log(1 - output))``."""
+    output, target = as_tensor_variable(output), as_tensor_variable(target)
+    return neg(target * log(output) + sub(1.0, target) * log(sub(1.0, output)))
