@@ -93,5 +93,6 @@ graph.basic = graph  # type: ignore[name-defined]  # noqa: F821
 sys.modules[f"{__name__}.graph.basic"] = graph  # type: ignore[name-defined]  # noqa: F821
 gof = _types.ModuleType(f"{__name__}.gof", "Theano's theano.gof: the graph utilities (gof.graph).")
 gof.graph = graph  # type: ignore[name-defined]  # noqa: F821
+gof.MissingInputError = MissingInputError  # Theano's theano.gof.MissingInputError
 sys.modules[gof.__name__] = gof
 sys.modules[f"{__name__}.gof.graph"] = graph  # type: ignore[name-defined]  # noqa: F821
