@@ -22,7 +22,8 @@
 //
 // MLIR_SCAN_NUM_THREADS sets the number of threads (the calling thread
 // included); 1 turns the pool off. The default is the number of cores this
-// process may run on.
+// process may run on. A child process made by fork() runs its loops on one
+// thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <pthread.h>
 #include <sched.h>
 #include <thread>
 #include <vector>
@@ -215,10 +217,20 @@ int threadCount() {
   return count;
 }
 
+/// Set in a child process made by fork(): it has none of the pool's threads
+/// (and its mutexes may have been copied locked), so it runs every loop on
+/// the calling thread.
+std::atomic<bool> forked{false};
+
+void markForked() { forked.store(true, std::memory_order_relaxed); }
+
 Pool &instance() {
   // Started at the first parallel loop, never destroyed: a worker must not
   // be joined while the interpreter exits with programs still loaded.
-  static Pool *pool = new Pool(threadCount());
+  static Pool *pool = [] {
+    pthread_atfork(nullptr, nullptr, markForked);
+    return new Pool(threadCount());
+  }();
   return *pool;
 }
 
@@ -236,7 +248,7 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_for(int64_t lo, int64_t hi,
     return;
   int64_t parts = std::min<int64_t>(threadCount(), work / kMinWorkPerPart);
   parts = std::min({parts, (hi - lo + kAlign - 1) / kAlign, int64_t(0xffff)});
-  if (parts > 1) {
+  if (parts > 1 && !forked.load(std::memory_order_relaxed)) {
     Pool &pool = instance();
     int backoff = pool.backoff.load(std::memory_order_relaxed);
     if (backoff > 0)

@@ -132,3 +132,22 @@ def test_thread_count_from_the_environment(threads):
 def test_parallel_option_is_a_bool():
     with pytest.raises(TypeError, match="parallel must be a bool"):
         mlir_scan.compile(RNN, parallel="yes")
+
+
+def test_a_forked_child_runs_split_programs():
+    # The pool's threads do not survive fork(): a child runs its loops itself.
+    script = (
+        "import os, sys, numpy as np, mlir_scan\n"
+        "src = sys.stdin.read()\n"
+        "p = mlir_scan.compile(src)\n"
+        "rng = np.random.default_rng(0)\n"
+        "args = (rng.normal(size=(5, 700)), rng.normal(size=700), rng.normal(size=(700, 700)) / 26)\n"
+        "want = p.rnn(*args)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if (p.rnn(*args) == want).all() else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "sys.exit(os.waitstatus_to_exitcode(status))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], input=RNN, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
