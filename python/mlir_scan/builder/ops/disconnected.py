@@ -27,8 +27,8 @@ from .elemwise import elemwise
 __all__ = ["DisconnectedGrad", "disconnected_grad", "ZeroGrad", "GradClip", "GradScale"]
 
 
-class DisconnectedGrad(Op):
-    """The identity, through which no gradient flows."""
+class _GradientOnly(Op):
+    """The identity on values: what its subclasses change is the gradient (``L_op``)."""
 
     def make_node(self, x: Variable) -> Apply:
         return Apply(self, [x], [x.type])
@@ -38,6 +38,10 @@ class DisconnectedGrad(Op):
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         return [inputs[0]]
+
+
+class DisconnectedGrad(_GradientOnly):
+    """The identity, through which no gradient flows."""
 
     def L_op(self, node: Apply, output_grads: list) -> list:
         return [None]  # disconnected: no gradient reaches the input
@@ -48,23 +52,14 @@ def disconnected_grad(x) -> Variable:
     return DisconnectedGrad()(x if isinstance(x, Variable) else Constant(x))
 
 
-class ZeroGrad(Op):
+class ZeroGrad(_GradientOnly):
     """The identity whose gradient is zero (Theano's ``theano.gradient.zero_grad``)."""
-
-    def make_node(self, x: Variable) -> Apply:
-        return Apply(self, [x], [x.type])
-
-    def infer_shape(self, node, input_shapes):
-        return [input_shapes[0]]
-
-    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
-        return [inputs[0]]
 
     def L_op(self, node: Apply, output_grads: list) -> list:
         return [None]  # a zero gradient (the input stays connected: no DisconnectedInputError)
 
 
-class GradClip(Op):
+class GradClip(_GradientOnly):
     """The identity whose gradient is clipped to [`lower`, `upper`] (``theano.gradient.grad_clip``)."""
 
     __props__ = ("lower", "upper")
@@ -73,15 +68,6 @@ class GradClip(Op):
         if not lower <= upper:
             raise ValueError(f"grad_clip: the lower bound {lower} is above the upper bound {upper}")
         self.lower, self.upper = float(lower), float(upper)
-
-    def make_node(self, x: Variable) -> Apply:
-        return Apply(self, [x], [x.type])
-
-    def infer_shape(self, node, input_shapes):
-        return [input_shapes[0]]
-
-    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
-        return [inputs[0]]
 
     def L_op(self, node: Apply, output_grads: list) -> list:
         (g,) = output_grads
@@ -92,22 +78,13 @@ class GradClip(Op):
         return [elemwise("minimum", elemwise("maximum", g, lo), hi)]
 
 
-class GradScale(Op):
+class GradScale(_GradientOnly):
     """The identity whose gradient is multiplied by `multiplier` (``theano.gradient.grad_scale``)."""
 
     __props__ = ("multiplier",)
 
     def __init__(self, multiplier: float):
         self.multiplier = float(multiplier)
-
-    def make_node(self, x: Variable) -> Apply:
-        return Apply(self, [x], [x.type])
-
-    def infer_shape(self, node, input_shapes):
-        return [input_shapes[0]]
-
-    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
-        return [inputs[0]]
 
     def L_op(self, node: Apply, output_grads: list) -> list:
         (g,) = output_grads

@@ -525,24 +525,23 @@ def allclose(a, b, rtol: float = 1.0e-5, atol: float = 1.0e-8, equal_nan: bool =
     return all(isclose(a, b, rtol, atol, equal_nan))
 
 
-def largest(*args) -> Variable:
-    """The element-wise maximum of all the arguments."""
+def _fold(what: str, combine, args: tuple) -> Variable:
     if not args:
-        raise TypeError("largest: needs at least one argument")
+        raise TypeError(f"{what}: needs at least one argument")
     out = as_tensor_variable(args[0])
     for a in args[1:]:
-        out = maximum(out, a)
+        out = combine(out, a)
     return out
+
+
+def largest(*args) -> Variable:
+    """The element-wise maximum of all the arguments."""
+    return _fold("largest", maximum, args)
 
 
 def smallest(*args) -> Variable:
     """The element-wise minimum of all the arguments."""
-    if not args:
-        raise TypeError("smallest: needs at least one argument")
-    out = as_tensor_variable(args[0])
-    for a in args[1:]:
-        out = minimum(out, a)
-    return out
+    return _fold("smallest", minimum, args)
 
 
 def stacklists(arg) -> Variable:
