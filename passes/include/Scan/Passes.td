@@ -891,8 +891,14 @@ def ScanGpuFormKernels : Pass<"scan-gpu-form-kernels", "::mlir::ModuleOp"> {
       parallel work is either run by the host, its steps' work becoming
       kernels (**host mode**), or run whole, time loop included, by one block
       of threads (**kernel mode**: a **block kernel**, mapped by
-      `scan-gpu-map-kernels`). A loop that allocates memory in its body runs
-      on the host in every mode;
+      `scan-gpu-map-kernels`). A loop that allocates memory in its body
+      (a device allocation is a host call) runs on the host: `mode=auto` and
+      `mode=host` do so silently; `mode=kernel` is an error when the loop
+      allocates in every step (its body, not a branch of it: e.g. a nested
+      scan whose buffers' sizes change from step to step).
+      `scan-gpu-loop-allocations` has already taken the allocations it could
+      out of loops (an `until` loop that grows its outputs' buffers keeps its
+      growth, a rare branch, in an outer host loop around the loop of steps);
     * everything else that touches device memory (loads and stores, loops
       without parallel work such as scalar recurrences) runs in
       single-thread **serial kernels**, consecutive ops in one kernel: a

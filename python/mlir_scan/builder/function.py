@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import cuda
 from ..compiler import compile as compile_mlir
 from . import tensor as T
 from .emitter import ModuleEmitter
@@ -64,8 +65,6 @@ def _target_options(target: Any, mode: Any, chip: Any, format: Any) -> tuple[Any
     arguments, checked before anything is built: with ``target="cuda"``,
     `mode` may also be the GPU mode (``"auto"``, ``"host"``, ``"kernel"``;
     the scan rewrites then run as in ``FAST_RUN``)."""
-    from .. import cuda
-
     if target not in ("cpu", "cuda"):
         raise ValueError(f"function: target must be 'cpu' or 'cuda', not {target!r}")
     gpu_mode = isinstance(mode, str) and mode in cuda.MODES
