@@ -74,15 +74,17 @@ bool isSpeculatablePure(Operation *op) {
 }
 
 /// Whether `size` is known before `op` and is a valid size wherever it is
-/// known: the size of an existing buffer or tensor (a `dim`), or a constant
-/// that is not negative.
+/// known: the size of an existing buffer or tensor (a `dim` of a constant
+/// dimension), or a constant that is not negative.
 bool isValidSizeBefore(Value size, Operation *op) {
   // Used inside `op` and defined outside it: defined before it.
   Operation *def = size.getDefiningOp();
   if (!def || op->isAncestor(def))
     return false;
-  if (isa<memref::DimOp, tensor::DimOp>(def))
-    return true;
+  if (auto dim = dyn_cast<memref::DimOp>(def))
+    return getConstantIntValue(dim.getIndex()).has_value();
+  if (auto dim = dyn_cast<tensor::DimOp>(def))
+    return getConstantIntValue(dim.getIndex()).has_value();
   std::optional<int64_t> value = getConstantIntValue(size);
   return value && *value >= 0;
 }
