@@ -126,12 +126,20 @@ std::string toLLVM(bool vectorize, bool parallel) {
   return text;
 }
 
+/// Device memory is managed per public function (scan-gpu-device-memory
+/// copies arguments in and results out at its boundary), so a call between
+/// the module's functions would copy buffers between host and device: the
+/// callees are inlined first (private ones then disappear). Calls that stay
+/// (external functions, recursion) get host copies of their buffers.
+constexpr llvm::StringLiteral kInlineForGpu = "inline";
+
 /// Tensor-level scf loops -> device-ready buffers: as for the CPU, with the
 /// allocations that loops make in every step (a nested scan's buffers)
 /// hoisted out of them where their sizes allow, so that the loops can run
 /// in one kernel and never allocate device memory per step.
 constexpr llvm::StringLiteral kBufferizeForGpu =
-    "func.func(buffer-loop-hoisting)";
+    "func.func(buffer-loop-hoisting,scan-gpu-loop-allocations,"
+    "buffer-loop-hoisting)";
 
 /// Bufferized functions -> device memory and kernels (gpu.launch).
 constexpr llvm::StringLiteral kFormKernels =
@@ -340,10 +348,12 @@ void mlir::scan::registerScanPassesAndPipelines() {
   // target="cuda")` can show the kernels before NVVM.
   PassPipelineRegistration<>(
       "scan-gpu-bufferize-loops",
-      "Bufferize the tensor scf loops for the GPU: as scan-bufferize-loops, "
-      "with per-step allocations hoisted out of loops",
+      "Bufferize the tensor scf loops for the GPU: the module's calls "
+      "inlined, then as scan-bufferize-loops with per-step allocations kept "
+      "out of loops (scan-gpu-loop-allocations, buffer-loop-hoisting)",
       [](OpPassManager &pm) {
-        buildPipeline(pm, {kBufferizeInPlace, kBufferizeForGpu, kDeallocate});
+        buildPipeline(pm, {kInlineForGpu, kBufferizeInPlace, kBufferizeForGpu,
+                           kDeallocate});
       });
   registerGpuPipeline(
       "scan-gpu-kernels",
@@ -378,6 +388,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
                 "convert-scan-to-scf",
                 "canonicalize",
                 "cse",
+                kInlineForGpu.str(),
                 kBufferizeInPlace.str(),
                 kBufferizeForGpu.str(),
                 kDeallocate.str(),

@@ -4,8 +4,9 @@
 // !gpu.async.token values (one CUDA stream after gpu-to-llvm), threaded
 // through scf.for / scf.while / scf.if as an extra iteration value or
 // result. The host waits for the stream only where it must: before it reads
-// host memory that a gpu.memcpy wrote (a value read back, the results) and
-// before a return. Upstream gpu-async-region instead waits at the end of
+// host memory that a gpu.memcpy wrote (a value read back, the results, a
+// buffer passed to a host function), before it writes or frees host memory
+// that a gpu.memcpy reads, and before a return. Upstream gpu-async-region instead waits at the end of
 // every block, i.e. once per step of a host loop.
 //
 // The waits are calls of the CUDA runtime wrappers' mgpuStreamSynchronize
@@ -78,6 +79,9 @@ private:
   IRRewriter rewriter;
   /// Roots of the host memory the device copies into.
   llvm::SmallPtrSet<Value, 8> copiedTo;
+  /// Roots of the host memory copied to the device (which the host must not
+  /// overwrite or free while the copy may be pending).
+  llvm::SmallPtrSet<Value, 8> copiedFrom;
   bool failedToThread = false;
 };
 
@@ -86,18 +90,35 @@ bool StreamThreader::needsHostWait(Operation *op) {
       ->walk([&](Operation *nested) {
         if (isa<func::ReturnOp>(nested))
           return WalkResult::interrupt();
+        auto rootedIn = [](Value memref,
+                           const llvm::SmallPtrSetImpl<Value> &set) {
+          SmallVector<Value> roots;
+          collectMemoryRoots(memref, roots);
+          return llvm::any_of(roots, [&](Value r) { return set.count(r); });
+        };
+        auto copied = [&](Value memref) { return rootedIn(memref, copiedTo); };
         auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
-        if (!iface)
+        if (!iface) {
+          // Unknown effects (a call of a host function given a buffer the
+          // stream fills: printMemrefF64): it may read any operand.
+          if (nested->getNumRegions() == 0 &&
+              llvm::any_of(nested->getOperands(), [&](Value v) {
+                return isa<BaseMemRefType>(v.getType()) && copied(v);
+              }))
+            return WalkResult::interrupt();
           return WalkResult::advance();
+        }
         SmallVector<MemoryEffects::EffectInstance> effects;
         iface.getEffects(effects);
         for (const MemoryEffects::EffectInstance &e : effects) {
-          if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()) ||
-              !e.getValue() || !isa<BaseMemRefType>(e.getValue().getType()))
+          if (!e.getValue() || !isa<BaseMemRefType>(e.getValue().getType()))
             continue;
-          SmallVector<Value> roots;
-          collectMemoryRoots(e.getValue(), roots);
-          if (llvm::any_of(roots, [&](Value r) { return copiedTo.count(r); }))
+          if (isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()) &&
+              rootedIn(e.getValue(), copiedFrom))
+            return WalkResult::interrupt();
+          if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+            continue;
+          if (copied(e.getValue()))
             return WalkResult::interrupt();
         }
         return WalkResult::advance();
@@ -267,9 +288,14 @@ Value StreamThreader::threadIf(scf::IfOp ifOp, Value token) {
 
 LogicalResult StreamThreader::run() {
   func.walk([&](gpu::MemcpyOp copy) {
+    SmallVector<Value> roots;
+    if (!isDeviceMemory(copy.getSrc())) {
+      collectMemoryRoots(copy.getSrc(), roots);
+      copiedFrom.insert(roots.begin(), roots.end());
+    }
     if (isDeviceMemory(copy.getDst()))
       return;
-    SmallVector<Value> roots;
+    roots.clear();
     collectMemoryRoots(copy.getDst(), roots);
     copiedTo.insert(roots.begin(), roots.end());
   });

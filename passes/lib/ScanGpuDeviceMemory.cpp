@@ -5,7 +5,8 @@
 // function's own allocations are device allocations, and results are copied
 // out into host buffers at the return. Only the deallocation bookkeeping of
 // the buffer-deallocation pipeline (small index/i1 arrays passed to its
-// helper function) stays in host memory.
+// helper function) stays in host memory, and a call of a host function that
+// takes a buffer gets a host copy of it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +122,10 @@ private:
   void copyGlobals();
   LogicalResult convertAllocations();
   LogicalResult convertCopies();
+  /// A call that passes device memory (to an external host function, such
+  /// as mlir-runner's printMemrefF64) gets host copies instead, copied back
+  /// after the call.
+  LogicalResult passHostCopies(CallOpInterface call);
   LogicalResult copyResults(func::ReturnOp ret);
 
   func::FuncOp func;
@@ -236,12 +241,71 @@ LogicalResult DeviceMemory::convertCopies() {
     bool target = isDeviceMemory(op.getTarget());
     if (!source && !target)
       continue;
-    if (source != target)
-      return op.emitError() << "scan-gpu-device-memory: copy between host "
-                               "and device memory";
     b.setInsertionPoint(op);
+    if (source != target) {
+      // A host buffer handed to a host function (the cast buffer that a
+      // call of printMemrefF64 gets) filled from device memory, or back.
+      if (!hasIdentityLayout(op.getSource().getType()) ||
+          !hasIdentityLayout(op.getTarget().getType()))
+        return op.emitError()
+               << "scan-gpu-device-memory: copy between host and device "
+                  "memory of a view (only whole buffers can be copied)";
+      gpu::MemcpyOp::create(b, op.getLoc(), Type(), ValueRange(),
+                            op.getTarget(), op.getSource());
+      op.erase();
+      continue;
+    }
     linalg::CopyOp::create(b, op.getLoc(), op.getSource(), op.getTarget());
     op.erase();
+  }
+  return success();
+}
+
+LogicalResult DeviceMemory::passHostCopies(CallOpInterface call) {
+  // What the callee returns would be host memory that device code uses.
+  for (Type type : call->getResultTypes())
+    if (isa<BaseMemRefType>(type))
+      return call->emitError()
+             << "scan-gpu-device-memory: a call of a host function that "
+                "returns a buffer ("
+             << type
+             << ") and takes device memory; calls of the module's own "
+                "functions are inlined before (scan-gpu-bufferize-loops), "
+                "so this one is external or recursive";
+  Location loc = call.getLoc();
+  SmallVector<std::pair<Value, Value>> copyBack; // (device, host)
+  for (OpOperand &operand : call->getOpOperands()) {
+    Value value = operand.get();
+    if (!isDeviceMemory(value))
+      continue;
+    // A buffer, or a cast of one (printMemrefF64 takes memref<*xf64>).
+    Value buffer = value;
+    auto castOp = value.getDefiningOp<memref::CastOp>();
+    if (!hasIdentityLayout(buffer.getType()) && castOp)
+      buffer = castOp.getSource();
+    if (!hasIdentityLayout(buffer.getType()))
+      return call->emitError()
+             << "scan-gpu-device-memory: a call of a host function takes "
+                "operand #"
+             << operand.getOperandNumber() << " of type " << value.getType()
+             << " in device memory; only buffers with the identity layout "
+                "(or casts of one) can be copied to the host for it";
+    b.setInsertionPoint(call);
+    auto type = cast<MemRefType>(buffer.getType());
+    Value host =
+        memref::AllocOp::create(b, loc, type, dynamicSizes(b, loc, buffer));
+    gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, buffer);
+    operand.set(buffer == value ? host
+                                : memref::CastOp::create(b, loc,
+                                                         value.getType(), host)
+                                      .getResult());
+    copyBack.push_back({buffer, host});
+  }
+  // The callee may have written its arguments.
+  b.setInsertionPointAfter(call);
+  for (auto [device, host] : copyBack) {
+    gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), device, host);
+    memref::DeallocOp::create(b, loc, host);
   }
   return success();
 }
@@ -314,17 +378,14 @@ LogicalResult DeviceMemory::run() {
   if (failed(convertAllocations()) || failed(convertCopies()))
     return failure();
   // Calls of host functions get host memory only.
-  WalkResult calls = func.walk([&](CallOpInterface call) {
-    for (Value operand : call->getOperands())
-      if (isDeviceMemory(operand)) {
-        call->emitError() << "scan-gpu-device-memory: a call passes device "
-                             "memory to a host function";
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
+  SmallVector<CallOpInterface> calls;
+  func.walk([&](CallOpInterface call) {
+    if (llvm::any_of(call->getOperands(), isDeviceMemory))
+      calls.push_back(call);
   });
-  if (calls.wasInterrupted())
-    return failure();
+  for (CallOpInterface call : calls)
+    if (failed(passHostCopies(call)))
+      return failure();
   SmallVector<func::ReturnOp> returns;
   func.walk([&](func::ReturnOp op) { returns.push_back(op); });
   for (func::ReturnOp ret : returns)

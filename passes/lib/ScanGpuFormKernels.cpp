@@ -268,6 +268,9 @@ private:
   bool containsHostOnly(Operation *op);
   bool containsParallel(Operation *op);
   bool touchesDevice(Operation *op);
+  /// mode=kernel: fails for a loop with device work that the host must run
+  /// because every step allocates memory.
+  LogicalResult checkKernelMode();
   /// Threads of a block kernel for `loop`; 0 when auto mode keeps the loop
   /// on the host.
   int64_t blockThreads(Operation *loop);
@@ -956,9 +959,45 @@ void KernelFormer::reportDeviceCalls() {
   });
 }
 
+/// An allocation made in every step of `loop` (directly in its body, not in
+/// a branch: scan-gpu-loop-allocations leaves allocations in branches only
+/// for rare steps, such as the growth of an `until` output's buffer).
+Operation *everyStepAllocation(Operation *loop) {
+  for (Region &region : loop->getRegions())
+    for (Block &block : region)
+      for (Operation &op : block)
+        if (isa<gpu::AllocOp, memref::AllocOp, memref::AllocaOp>(op))
+          return &op;
+  return nullptr;
+}
+
+LogicalResult KernelFormer::checkKernelMode() {
+  if (mode != Mode::Kernel)
+    return success();
+  for (Operation *op : controlOps) {
+    if (!isa<scf::ForOp, scf::WhileOp>(op) || !touchesDevice(op))
+      continue;
+    Operation *alloc = everyStepAllocation(op);
+    if (!alloc)
+      continue;
+    InFlightDiagnostic diag =
+        op->emitError()
+        << "scan-gpu-form-kernels: mode=kernel cannot run this loop in one "
+           "kernel: every step allocates memory (a device allocation is a "
+           "host call), e.g. the buffers of a nested scan whose sizes change "
+           "from step to step; compile with mode=auto or mode=host, which "
+           "run it on the host";
+    diag.attachNote(alloc->getLoc()) << "the allocation";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult KernelFormer::run() {
   // Iteration values of host loops that the device computes: to cells.
   placeAll();
+  if (failed(checkKernelMode()))
+    return failure();
   while (findDeviceSlots())
     placeAll();
   if (!deviceSlots.empty()) {

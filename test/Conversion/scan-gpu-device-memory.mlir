@@ -86,3 +86,66 @@ func.func @strided(%x: memref<4xf32, strided<[2]>>) -> f32 {
   %v = memref.load %x[%c0] : memref<4xf32, strided<[2]>>
   return %v : f32
 }
+
+// -----
+
+// A call of a host function that takes a device buffer (or a cast of one:
+// here the device copy of an argument) gets a host copy, copied back after
+// the call (the callee may write it; so the argument is copied back too).
+// A buffer that only host functions see stays host memory.
+// CHECK-LABEL: func.func @host_call
+// CHECK-SAME: (%[[X:.*]]: memref<4xf64>)
+// CHECK: %[[D:.*]] = gpu.alloc  () : memref<4xf64>
+// CHECK-NEXT: gpu.memcpy  %[[D]], %[[X]]
+// CHECK: %[[H:.*]] = memref.alloc() : memref<4xf64>
+// CHECK-NEXT: gpu.memcpy  %[[H]], %[[D]]
+// CHECK-NEXT: %[[U:.*]] = memref.cast %[[H]] : memref<4xf64> to memref<*xf64>
+// CHECK-NEXT: call @print(%[[U]])
+// CHECK-NEXT: gpu.memcpy  %[[D]], %[[H]]
+// CHECK-NEXT: memref.dealloc %[[H]]
+// CHECK: %[[HOSTONLY:.*]] = memref.alloc() : memref<2xf64>
+// CHECK: call @print(%{{.*}})
+// CHECK: gpu.memcpy  %[[X]], %[[D]]
+// CHECK-NEXT: gpu.dealloc  %[[D]]
+func.func private @print(memref<*xf64>)
+func.func @host_call(%x: memref<4xf64>) {
+  %u = memref.cast %x : memref<4xf64> to memref<*xf64>
+  call @print(%u) : (memref<*xf64>) -> ()
+  %b = memref.alloc() : memref<2xf64>
+  %v = memref.cast %b : memref<2xf64> to memref<*xf64>
+  call @print(%v) : (memref<*xf64>) -> ()
+  memref.dealloc %b : memref<2xf64>
+  return
+}
+
+// -----
+
+// A copy between a device buffer and a host buffer (one handed to a host
+// function) is a gpu.memcpy.
+// CHECK-LABEL: func.func @to_host_buffer
+// CHECK: %[[D:.*]] = gpu.alloc  () : memref<4xf64>
+// CHECK: %[[H:.*]] = memref.alloc() : memref<4xf64>
+// CHECK: gpu.memcpy  %[[H]], %[[D]]
+// CHECK-NOT: memref.copy
+func.func private @consume(memref<4xf64>)
+func.func @to_host_buffer(%x: f64) {
+  %b = memref.alloc() : memref<4xf64>
+  linalg.fill ins(%x : f64) outs(%b : memref<4xf64>)
+  %h = memref.alloc() : memref<4xf64>
+  memref.copy %b, %h : memref<4xf64> to memref<4xf64>
+  call @consume(%h) : (memref<4xf64>) -> ()
+  memref.dealloc %b : memref<4xf64>
+  memref.dealloc %h : memref<4xf64>
+  return
+}
+
+// -----
+
+func.func private @make(memref<4xf64>) -> memref<4xf64>
+func.func @returns_buffer(%x: memref<4xf64>) -> f64 {
+  // expected-error @+1 {{scan-gpu-device-memory: a call of a host function that returns a buffer ('memref<4xf64>') and takes device memory}}
+  %r = call @make(%x) : (memref<4xf64>) -> memref<4xf64>
+  %c0 = arith.constant 0 : index
+  %v = memref.load %r[%c0] : memref<4xf64>
+  return %v : f64
+}

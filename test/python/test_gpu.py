@@ -3,11 +3,13 @@
 No GPU is available to these tests, so they check the two things that can be
 checked without one:
 
-* the device code: every function of test/Dialect/roundtrip.mlir, every
-  example program and random programs of the differential generator compile in
-  both modes (host and kernel) to PTX that ``ptxas`` accepts for sm_80 and
-  sm_90 (each program is compiled once per mode, for sm_80; PTX for sm_80 is
-  valid input for ``ptxas -arch=sm_90`` too), and the W5 RNN's kernels at
+* the device code: every function of test/Dialect/roundtrip.mlir (those that
+  return nothing, which the optimizer would delete, as variants that return
+  their scans' results), every example program (examples/*.py and
+  examples/*.mlir) and random programs of the differential generator compile
+  in both modes (host and kernel) to PTX that ``ptxas`` accepts: compiled for
+  chip=sm_80 (checked by ``ptxas -arch=sm_80`` and ``-arch=sm_90``) and for
+  chip=sm_90 (checked by ``ptxas -arch=sm_90``); and the W5 RNN's kernels at
   H=128 spill no registers;
 * what the lowering computes: the same programs run with ``emulate=True``
   (``scan-gpu-emulate``: the kernels as loops on the CPU, block kernels as
@@ -15,7 +17,7 @@ checked without one:
   the reference interpreter's; the host code of the real lowering must
   JIT-compile (with the CUDA runtime's symbols stubbed: nothing is run).
 
-ptxas runs in batches of two processes. The file takes about 1.5 minutes on
+ptxas runs in batches of two processes. The file takes about 2.5 minutes on
 the 2-core CI machine; it is skipped where ``ptxas`` is missing.
 """
 
@@ -97,10 +99,16 @@ def merge_ptx(modules: list[str]) -> str:
     return header + "\n" + "\n".join(bodies)
 
 
-def assert_ptxas_accepts(batches: dict[str, list[str]]) -> None:
-    """Runs ptxas for every arch on each batch (a name -> PTX modules, merged)."""
+#: The ptxas architectures that check the PTX compiled for each chip (PTX for
+#: sm_80 is valid input for newer architectures too).
+PTXAS_ARCHS = {"sm_80": ARCHS, "sm_90": ("sm_90",)}
+
+
+def assert_ptxas_accepts(batches: dict[str, list[str]], chip: str = "sm_80") -> None:
+    """Runs ptxas for the architectures of `chip` on each batch (a name -> PTX
+    modules compiled for `chip`, merged)."""
     jobs = [(name, merge_ptx(ptxs), arch) for name, ptxs in batches.items() if ptxs
-            for arch in ARCHS]
+            for arch in PTXAS_ARCHS[chip]]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: (job, ptxas(job[1], job[2])), jobs))
     failures = [f"{name} for {arch}:\n{r.stderr[-1500:]}"
@@ -134,6 +142,78 @@ def roundtrip_functions() -> dict[str, str]:
     return {re.match(r"func\.func @(\w+)", p).group(1): p for p in parts if p.startswith("func.func")}
 
 
+# Functions of roundtrip.mlir whose scans have no results: the variant adds a
+# step counter (a sitsot) that reads the non-sequences, and returns it.
+_NO_RESULT_VARIANTS = {
+    "nonsequences_no_results": """
+func.func @nonsequences_no_results(%n: index, %w: tensor<16x16xf32>, %f: f32, %i: index, %b: i1, %m: memref<4xf32>)
+    -> tensor<?xf32> {
+  %z = arith.constant 0.0 : f32
+  %r = scan.scan steps(%n) sitsot(%z : f32)
+      nonsequences(%w, %f, %i, %b, %m : tensor<16x16xf32>, f32, index, i1, memref<4xf32>) {
+  ^bb0(%acc: f32, %w_: tensor<16x16xf32>, %f_: f32, %i_: index, %b_: i1, %m_: memref<4xf32>):
+    %c0 = arith.constant 0 : index
+    %x = tensor.extract %w_[%i_, %c0] : tensor<16x16xf32>
+    %y = memref.load %m_[%c0] : memref<4xf32>
+    %s = arith.addf %acc, %x : f32
+    %t = arith.addf %s, %y : f32
+    %u = arith.select %b_, %t, %f_ : f32
+    scan.yield %u : f32
+  } -> (tensor<?xf32>)
+  return %r : tensor<?xf32>
+}
+""",
+    "empty_groups": """
+func.func @empty_groups(%n: index, %w: f32) -> tensor<?xf32> {
+  %z = arith.constant 0.0 : f32
+  %r = scan.scan steps(%n) sequences() sitsot(%z : f32) nonsequences(%w : f32) {
+  ^bb0(%acc: f32, %pw: f32):
+    %s = arith.addf %acc, %pw : f32
+    scan.yield %s : f32
+  } -> (tensor<?xf32>)
+  return %r : tensor<?xf32>
+}
+""",
+}
+
+
+def returning_variant(name: str, text: str) -> str:
+    """`text` (a roundtrip.mlir function) as a function that returns what its
+    scans compute: a bare `return` returns every result of the one scan,
+    whose types the signature gets. (Unchanged if it returns something.)"""
+    if name in _NO_RESULT_VARIANTS:
+        return _NO_RESULT_VARIANTS[name]
+    body = text[:re.search(r"^\}$", text, re.M).end()]  # without the next function's comments
+    if not re.search(r"^\s*return\s*$", body, re.M):
+        return text
+    scans = re.findall(r"^\s*(%\w+)(?::(\d+))? = scan\.scan", body, re.M)
+    assert len(scans) == 1, f"{name}: one scan with results expected"
+    value, count = scans[0]
+    types = re.findall(r"\} -> \((.*)\)\s*$", body, re.M)[-1]
+    results = [f"{value}#{i}" for i in range(int(count))] if count else [value]
+    body = re.sub(r"^(\s*)return\s*$", rf"\1return {', '.join(results)} : {types}", body, flags=re.M)
+    return re.sub(r"\)\s*\{\n", f") -> ({types}) {{\n", body, count=1)
+
+
+def roundtrip_programs() -> dict[str, str]:
+    """Every roundtrip.mlir function, returning its results."""
+    return {name: returning_variant(name, text) for name, text in roundtrip_functions().items()}
+
+
+def test_roundtrip_variants_return_their_results():
+    """The variants keep each function's scan and only return what it computes."""
+    functions, programs = roundtrip_functions(), roundtrip_programs()
+    changed = {n for n in functions if programs[n] != functions[n]}
+    assert changed == {"all_groups", "element_types", "item_forms", "empty_groups",
+                       "nonsequences_no_results"}
+    for name in changed:
+        verify_source = programs[name]
+        assert re.search(r"^\s*return %", verify_source, re.M), verify_source
+        td.verify(verify_source)
+    assert "return %r#0, %r#1, %r#2, %r#3, %r#4 : tensor<?x16xf32>, tensor<?x16xf32>, tensor<1x4xf32>" \
+        in programs["all_groups"]
+
+
 def scan_opt(source: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([mlir_scan._cli.scan_opt_path(), "-", *args], input=source,
                           capture_output=True, text=True, timeout=300)
@@ -162,27 +242,42 @@ def split_run(functions: dict[str, str], *args: str) -> tuple[dict[str, str], st
 @pytest.fixture(scope="module")
 def cpu_lowered() -> tuple[set[str], str]:
     """The roundtrip functions the CPU pipeline lowers, and its errors."""
-    outputs, errors = split_run(roundtrip_functions(), "--scan-to-llvm")
+    outputs, errors = split_run(roundtrip_programs(), "--scan-to-llvm")
     return set(outputs), errors
 
 
+#: Roundtrip functions that mode=kernel refuses: a loop that allocates in
+#: every step (@nested: its nitsot's rows have a size known only once the
+#: first step ran, so the outer loop allocates the output in its body).
+KERNEL_MODE_REFUSES = {"nested"}
+
+
 @needs_ptxas
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("mode", MODES)
-def test_roundtrip_functions_compile_to_ptx(mode, cpu_lowered):
-    """Every function of roundtrip.mlir that the CPU pipeline lowers goes through
-    `scan-opt --scan-to-nvvm` to PTX that ptxas accepts; the one it rejects
-    (a nitsot with dynamic rows) gets the same located error, and no crash."""
-    functions = roundtrip_functions()
+def test_roundtrip_functions_compile_to_ptx(mode, chip, cpu_lowered):
+    """Every function of roundtrip.mlir (returning its results) that the CPU
+    pipeline lowers goes through `scan-opt --scan-to-nvvm` to PTX that ptxas
+    accepts, and each has GPU code; the one the CPU pipeline rejects (a
+    nitsot with dynamic rows) gets the same located error, and no crash.
+    mode=kernel refuses the functions of KERNEL_MODE_REFUSES, naming why."""
+    functions = roundtrip_programs()
     lowered, cpu_errors = cpu_lowered
-    outputs, errors = split_run(functions, f"--scan-to-nvvm=chip=sm_80 mode={mode}")
-    assert set(outputs) == lowered, errors[-3000:]
+    outputs, errors = split_run(functions, f"--scan-to-nvvm=chip={chip} mode={mode}")
+    refused = KERNEL_MODE_REFUSES if mode == "kernel" else set()
+    assert set(outputs) == lowered - refused, errors[-3000:]
     assert len(lowered) >= len(functions) - 1
     for line in cpu_errors.splitlines():
         if ": error: " in line:
             assert line in errors, f"{line}\n---\n{errors[-3000:]}"
+    assert errors.count("mode=kernel cannot run this loop in one kernel: every step allocates memory") \
+        == len(refused), errors[-3000:]
+    without_kernels = [name for name, text in outputs.items() if "gpu.binary" not in text]
+    assert not without_kernels, without_kernels
     modules = [ptx for text in outputs.values() for ptx in ptx_of_module_text(text)]
+    assert all(f".target {chip}" in m for m in modules)
     assert len(modules) > 20
-    assert_ptxas_accepts({f"roundtrip.mlir ({mode})": modules})
+    assert_ptxas_accepts({f"roundtrip.mlir ({mode}, {chip})": modules}, chip)
 
 
 # The examples run with mlir_scan.compile redirected to the GPU target: once
@@ -213,11 +308,12 @@ for path in sorted(glob.glob(os.path.join(examples, "*.py"))):
     with contextlib.redirect_stdout(buffer):
         runpy.run_path(path, run_name="__main__")
     outputs[os.path.basename(path)] = buffer.getvalue()
-ptx = []
+ptx = {"sm_80": [], "sm_90": []}
 if mode != "cpu":
     for text, optimize in texts:
-        program = original(text, optimize=optimize, target="cuda", mode=mode, chip="sm_80")
-        ptx.append(program.ir("ptx"))
+        for chip in ptx:
+            program = original(text, optimize=optimize, target="cuda", mode=mode, chip=chip)
+            ptx[chip].append(program.ir("ptx"))
 print(json.dumps({"outputs": outputs, "ptx": ptx, "modules": len(texts)}))
 """
 
@@ -246,8 +342,44 @@ def test_examples_on_the_gpu_path(mode, cpu_example_outputs):
         np.testing.assert_allclose(got_numbers, want_numbers, rtol=1e-6, atol=1e-12,
                                    err_msg=f"{name}:\n{out}\n--- CPU:\n{want}")
     assert result["modules"] >= 10
-    modules = [ptx for text in result["ptx"] for ptx in split_ptx(text)]
-    assert_ptxas_accepts({f"examples ({mode})": modules})
+    for chip, texts in result["ptx"].items():
+        modules = [ptx for text in texts for ptx in split_ptx(text)]
+        assert modules and all(f".target {chip}" in m for m in modules)
+        assert_ptxas_accepts({f"examples ({mode}, {chip})": modules}, chip)
+
+
+MLIR_EXAMPLES = sorted(EXAMPLES.glob("*.mlir"))
+
+
+@needs_ptxas
+@pytest.mark.parametrize("mode", MODES)
+def test_mlir_examples_on_the_gpu_path(mode):
+    """examples/*.mlir: `scan-opt --scan-to-nvvm` in both modes for sm_80 and
+    sm_90, PTX accepted; cumsum.mlir emulated gives the CPU's numbers. The
+    entry point of cumsum_main.mlir (for mlir-runner) calls a host function
+    with the result: the host waits for the stream, then passes a host copy."""
+    assert {p.name for p in MLIR_EXAMPLES} >= {"cumsum.mlir", "cumsum_main.mlir"}
+    for path in MLIR_EXAMPLES:
+        for chip in ("sm_80", "sm_90"):
+            proc = scan_opt(path.read_text(), f"--scan-to-nvvm=chip={chip} mode={mode}")
+            assert proc.returncode == 0, f"{path.name}:\n{proc.stderr[-3000:]}"
+            modules = ptx_of_module_text(proc.stdout)
+            assert modules, path.name
+            assert_ptxas_accepts({f"{path.name} ({mode}, {chip})": modules}, chip)
+    main = scan_opt((EXAMPLES / "cumsum_main.mlir").read_text(),
+                    "--pass-pipeline=builtin.module(scan-optimize,convert-scan-to-scf,canonicalize,cse,"
+                    f"scan-gpu-bufferize-loops,scan-buffers-to-gpu{{mode={mode}}})")
+    assert main.returncode == 0, main.stderr[-3000:]
+    host = main.stdout.split("func.func @main")[1]
+    assert "call @cumsum" not in host  # inlined
+    assert re.search(r"gpu\.memcpy async \[%\w+\] %(\w+), %\w+ : memref<4xf64>.*\n"
+                     r"(?:.*\n)*?.*memref\.cast %\1 : memref<4xf64> to memref<\*xf64>\n"
+                     r"(?:.*\n)*?.*llvm\.call @mgpuStreamSynchronize.*\n\s*call @printMemrefF64", host), host
+    source = (EXAMPLES / "cumsum.mlir").read_text()
+    xs = np.array([1.0, 2.0, 3.0, 4.0])
+    want = mlir_scan.compile(source).cumsum(xs, 0.5)
+    got = mlir_scan.compile(source, target="cuda", mode=mode, emulate=True).cumsum(xs, 0.5)
+    np.testing.assert_array_equal(got, want)
 
 
 RANDOM_PTX_PROGRAMS = 8
@@ -260,8 +392,9 @@ out = []
 for source, optimize in sources:
     row = {}
     for mode in ("host", "kernel"):
-        program = mlir_scan.compile(source, optimize=optimize, target="cuda", mode=mode, chip="sm_80")
-        row[mode] = program.ir("ptx")
+        for chip in ("sm_80", "sm_90"):
+            program = mlir_scan.compile(source, optimize=optimize, target="cuda", mode=mode, chip=chip)
+            row[f"{mode} {chip}"] = program.ir("ptx")
     out.append(row)
 print(json.dumps(out))
 """
@@ -270,8 +403,9 @@ print(json.dumps(out))
 @needs_ptxas
 def test_random_programs_compile_to_ptx():
     """Random programs of the differential generator (every scan kind, nested
-    and chained scans), in both modes: PTX accepted for sm_80 and sm_90; kernel
-    mode has block kernels (bar.sync) in some of them."""
+    and chained scans; hypothesis derandomized: the same programs every run),
+    in both modes, compiled for sm_80 and for sm_90: PTX accepted; kernel mode
+    has block kernels (bar.sync) in some of them."""
     cases = []
 
     @settings(max_examples=RANDOM_PTX_PROGRAMS, **td.COMMON)
@@ -284,10 +418,12 @@ def test_random_programs_compile_to_ptx():
                           capture_output=True, text=True, timeout=600, cwd=tempfile.gettempdir())
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = json.loads(proc.stdout)
-    batches = {f"program #{i} ({mode})\n{cases[i][0]}": split_ptx(text)
-               for i, row in enumerate(rows) for mode, text in row.items()}
-    assert any("bar.sync" in row["kernel"] for row in rows)
-    assert_ptxas_accepts(batches)
+    assert any("bar.sync" in row["kernel sm_80"] for row in rows)
+    for chip in ("sm_80", "sm_90"):
+        batches = {f"program #{i} ({key})\n{cases[i][0]}": split_ptx(text)
+                   for i, row in enumerate(rows) for key, text in row.items() if key.endswith(chip)}
+        assert all(f".target {chip}" in m for b in batches.values() for m in b)
+        assert_ptxas_accepts(batches, chip)
 
 
 @needs_ptxas
@@ -379,6 +515,144 @@ def test_builder_check_inside_a_kernel_emulated(mode):
     assert (failure.have, failure.need) == (5, 3)
     assert f._checks[failure.check] == "subtensor: index {have} is out of bounds for axis 0 with size {need}"
     np.testing.assert_array_equal(program.f(np.array([2, 0]), np.array([1.0, 2.0, 3.0])), [6.0, 2.0])
+
+
+def nvvm_test_function(name: str) -> str:
+    """The function @`name` of test/Conversion/scan-to-nvvm.mlir (its split
+    chunk, with the declarations it needs)."""
+    chunks = (TEST_DIR / "Conversion" / "scan-to-nvvm.mlir").read_text().split("// -----")
+    return next(c for c in chunks if f"func.func @{name}(" in c)
+
+
+ALL_MODES = ("auto", "host", "kernel")
+
+
+def host_code(program) -> str:
+    """The host functions of a GPU program's "gpu" stage (kernels removed)."""
+    text = program.ir("gpu")
+    return re.sub(r"gpu\.launch blocks.*?\{scan\.kernel = \"\w+\"\}", "LAUNCH", text, flags=re.S)
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_until_with_a_run_time_step_count_emulated(mode):
+    """`until` scans whose step count is an argument grow their stacked
+    outputs' buffers when full (at 32768 rows, then twice as many): the
+    emulated GPU program gives the CPU's results for step counts that stop
+    early, run out, never start, or grow the buffers twice. In kernel mode
+    (and auto) the steps run in one kernel (a block kernel for the vector
+    state, a serial kernel for the scalar ones): the host's loop only runs
+    once per growth."""
+    grow = nvvm_test_function("grow_dynamic")
+    cpu, emu = mlir_scan.compile(grow), mlir_scan.compile(grow, target="cuda", mode=mode, emulate=True)
+    for n, h0, limit in [(0, 1.0, 1.0), (5, 1e-30, 1e30), (100, 1.0, 100.0), (32768, 0.0, 1.0),
+                         (70000, 0.0, 1.0)]:
+        args = (np.full(8, h0, np.float32), np.float32(limit), np.int64(n))
+        want, got = cpu.grow_dynamic(*args), emu.grow_dynamic(*args)
+        assert got.shape == want.shape and np.array_equal(got, want), (n, got.shape, want.shape)
+    host = host_code(emu)
+    if mode != "host":
+        assert host.count("scf.while") == 1 and 'scan.kernel = "block"' in emu.ir("gpu"), host
+    backwards = nvvm_test_function("backwards_until_keep")
+    cpu, emu = mlir_scan.compile(backwards), mlir_scan.compile(backwards, target="cuda", mode=mode,
+                                                               emulate=True)
+    rng = np.random.default_rng(3)
+    for n, limit in [(0, 1.0), (7, 1e30), (50000, 1e30), (70000, 30.0), (100, 3.0)]:
+        xs = rng.random(max(n, 1))
+        want, got = cpu.backwards_until_keep(xs, np.int64(n), limit), \
+            emu.backwards_until_keep(xs, np.int64(n), limit)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    assert host_code(emu).count("scf.while") == 1  # the inner loop is one serial kernel
+    nested = nvvm_test_function("nested_keep")
+    cpu, emu = mlir_scan.compile(nested), mlir_scan.compile(nested, target="cuda", mode=mode, emulate=True)
+    rows, h0 = np.arange(6.0).reshape(2, 3), np.array([1.0, -1.0, 0.5, 2.0])
+    for m in (0, 1, 3):
+        np.testing.assert_array_equal(emu.nested_keep(rows, m, h0), cpu.nested_keep(rows, m, h0))
+    with pytest.raises(ValueError, match="n_steps is -1"):
+        emu.nested_keep(rows, -1, h0)
+    if mode != "host":
+        assert "scf.for" not in host_code(emu).split("func.func @nested_keep")[1].split("LAUNCH")[0]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_loop_allocating_every_step(mode):
+    """A nested `until` scan whose step count changes from outer step to outer
+    step allocates in every outer step: mode=kernel refuses it, naming why;
+    auto and host run the outer loop on the host and give the CPU's results."""
+    source = (TEST_DIR / "Conversion" / "scan-gpu-form-kernels-kernel-mode.mlir").read_text()
+    if mode == "kernel":
+        with pytest.raises(Exception, match="mode=kernel cannot run this loop in one kernel: every step "
+                                            "allocates memory"):
+            mlir_scan.compile(source, target="cuda", mode=mode, emulate=True)
+        return
+    cpu, emu = mlir_scan.compile(source), mlir_scan.compile(source, target="cuda", mode=mode, emulate=True)
+    v = np.linspace(0.1, 0.8, 8)
+    # (Each inner scan runs one step at least: the body reads its last row.
+    # An infinite limit never stops: 40000 steps grow the inner buffer.)
+    for ks, limit in [(np.array([1, 3, 1, 5]), 100.0), (np.array([4, 40000, 2]), np.inf),
+                      (np.array([], dtype=np.int64), 1.0)]:
+        np.testing.assert_array_equal(emu.f(ks, v, limit), cpu.f(ks, v, limit))
+
+
+_CALLS = """
+func.func private @helper(%xs: tensor<?xf64>, %x0: f64) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?xf64>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?xf64>) sitsot(%x0 : f64) {
+  ^bb0(%x: f64, %acc: f64):
+    %s = arith.addf %acc, %x : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+func.func @twice(%xs: tensor<?xf64>, %x0: f64) -> tensor<?xf64> {
+  %a = call @helper(%xs, %x0) : (tensor<?xf64>, f64) -> tensor<?xf64>
+  %b = call @helper(%a, %x0) : (tensor<?xf64>, f64) -> tensor<?xf64>
+  return %b : tensor<?xf64>
+}
+func.func @rnn(%xs: tensor<?x4xf32>, %h0: tensor<8xf32>, %W: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?x4xf32>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x4xf32>) sitsot(%h0 : tensor<8xf32>)
+      nonsequences(%W : tensor<8x8xf32>) {
+  ^bb0(%x: tensor<4xf32>, %h: tensor<8xf32>, %w: tensor<8x8xf32>):
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+    %m = linalg.vecmat ins(%h, %w : tensor<8xf32>, tensor<8x8xf32>) outs(%f : tensor<8xf32>) -> tensor<8xf32>
+    %t = math.tanh %m : tensor<8xf32>
+    scan.yield %t : tensor<8xf32>
+  } -> (tensor<?x8xf32>)
+  return %r : tensor<?x8xf32>
+}
+func.func @last(%xs: tensor<?x4xf32>, %h0: tensor<8xf32>, %W: tensor<8x8xf32>) -> tensor<8xf32> {
+  %r = call @rnn(%xs, %h0, %W) : (tensor<?x4xf32>, tensor<8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %r, %c0 : tensor<?x8xf32>
+  %c1 = arith.constant 1 : index
+  %l = arith.subi %n, %c1 : index
+  %row = tensor.extract_slice %r[%l, 0] [1, 8] [1, 1] : tensor<?x8xf32> to tensor<8xf32>
+  return %row : tensor<8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_calls_emulated(mode):
+    """Calls between the module's functions (a private helper called twice, a
+    public function calling another public one) are inlined on the GPU path;
+    the emulated program gives the CPU's results, and PTX is made for it."""
+    cpu = mlir_scan.compile(_CALLS)
+    emu = mlir_scan.compile(_CALLS, target="cuda", mode=mode, emulate=True)
+    assert "call @" not in host_code(emu).replace("call @__mlir_scan_fail", "")
+    rng = np.random.default_rng(1)
+    xs = rng.random(7)
+    seq, h0 = rng.random((6, 4)).astype(np.float32), rng.random(8).astype(np.float32)
+    W = (rng.random((8, 8)) / 8).astype(np.float32)
+    np.testing.assert_array_equal(emu.twice(xs, 1.0), cpu.twice(xs, 1.0))
+    np.testing.assert_allclose(emu.last(seq, h0, W), cpu.last(seq, h0, W), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(emu.rnn(seq, h0, W), cpu.rnn(seq, h0, W), rtol=1e-5, atol=1e-6)
+    assert ".entry" in mlir_scan.compile(_CALLS, target="cuda", mode=mode).ir("ptx")
 
 
 _NEGATIVE_STEPS = """
@@ -560,6 +834,26 @@ def test_function_with_cuda_target():
     power = theano.function(inputs=[A, k], outputs=result[-1], updates=updates, target="cuda")
     assert isinstance(power.program, cuda.CudaProgram)
     assert ".entry" in power.program.ir("ptx")
+    assert (power.program.chip, power.program.mode) == ("sm_80", "auto")
+    # chip, format and the GPU mode pass through (Theano's own modes still work).
+    tuned = theano.function(inputs=[A, k], outputs=result[-1], updates=updates, target="cuda",
+                            chip="sm_90", mode="kernel", format="isa")
+    assert (tuned.program.chip, tuned.program.mode, tuned.program.format) == ("sm_90", "kernel", "isa")
+    assert ".target sm_90" in tuned.program.ir("ptx")
+    host = theano.function(inputs=[A, k], outputs=result[-1], updates=updates, target="cuda", mode="host")
+    assert host.program.mode == "host" and host.program.ir("ptx") != tuned.program.ir("ptx")
+    fast = theano.function(inputs=[A, k], outputs=result[-1], updates=updates, target="cuda",
+                           mode="FAST_COMPILE", chip="sm_90")
+    assert (fast.program.chip, fast.program.mode) == ("sm_90", "auto")
+    for kwargs, error, message in [
+            (dict(target="cuda", chip="sm_99"), ValueError, "function: chip must be one of"),
+            (dict(target="cuda", format="elf"), ValueError, "function: format must be one of isa, bin, fatbin"),
+            (dict(chip="sm_90"), TypeError, "chip only applies to target='cuda'"),
+            (dict(format="isa", chip="sm_90"), TypeError, "chip and format only apply to target='cuda'"),
+            (dict(mode="kernel"), ValueError, "mode='kernel' is a GPU mode; it needs target='cuda'"),
+            (dict(target="tpu"), ValueError, "function: target must be 'cpu' or 'cuda', not 'tpu'")]:
+        with pytest.raises(error, match=re.escape(message)):
+            theano.function(inputs=[A, k], outputs=result[-1], updates=updates, **kwargs)
     if cuda.device_count()[0] == 0:
         with pytest.raises(RuntimeError, match="no CUDA device"):
             power(np.arange(3.0), 2)

@@ -914,9 +914,16 @@ def ScanGpuDeviceMemory : Pass<"scan-gpu-device-memory", "::mlir::ModuleOp"> {
     * its `memref.alloc` / `memref.alloca` become `gpu.alloc` and its
       `memref.dealloc` of them `gpu.dealloc`. Allocations handed to host
       functions (the index and `i1` arrays of the buffer-deallocation
-      pipeline's helper) stay host memory;
+      pipeline's helper, the buffer cast for a call of `printMemrefF64`)
+      stay host memory;
     * `memref.copy` between device buffers becomes `linalg.copy` (a kernel
-      after `convert-linalg-to-parallel-loops`);
+      after `convert-linalg-to-parallel-loops`), and one between a device
+      and a host buffer (whole buffers only) a `gpu.memcpy`;
+    * a call that passes device memory to a host function (one that
+      inlining left: external, or recursive) passes a host copy of each such
+      buffer (or of the buffer a `memref.cast` views, e.g. to `memref<*x..>`)
+      instead, copied back into the device buffer after the call. A call
+      that also returns a buffer is an error;
     * each returned memref (identity layout, rooted in the function's own
       allocations: run `scan-own-public-results` before) is copied into a
       new host buffer, which is returned, and its device buffer is freed.
@@ -926,8 +933,7 @@ def ScanGpuDeviceMemory : Pass<"scan-gpu-device-memory", "::mlir::ModuleOp"> {
 
     Afterwards, device memory is exactly the memory rooted in `gpu.alloc`
     results: the later GPU passes tell host and device work apart by that.
-    Memref arguments must have the identity layout; a call that passes
-    device memory to a host function is an error.
+    Memref arguments must have the identity layout.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect"];
 }
@@ -948,8 +954,14 @@ def ScanGpuFormKernels : Pass<"scan-gpu-form-kernels", "::mlir::ModuleOp"> {
       parallel work is either run by the host, its steps' work becoming
       kernels (**host mode**), or run whole, time loop included, by one block
       of threads (**kernel mode**: a **block kernel**, mapped by
-      `scan-gpu-map-kernels`). A loop that allocates memory in its body runs
-      on the host in every mode;
+      `scan-gpu-map-kernels`). A loop that allocates memory in its body
+      (a device allocation is a host call) runs on the host: `mode=auto` and
+      `mode=host` do so silently; `mode=kernel` is an error when the loop
+      allocates in every step (its body, not a branch of it: e.g. a nested
+      scan whose buffers' sizes change from step to step).
+      `scan-gpu-loop-allocations` has already taken the allocations it could
+      out of loops (an `until` loop that grows its outputs' buffers keeps its
+      growth, a rare branch, in an outer host loop around the loop of steps);
     * everything else that touches device memory (loads and stores, loops
       without parallel work such as scalar recurrences) runs in
       single-thread **serial kernels**, consecutive ops in one kernel: a
@@ -1035,7 +1047,11 @@ def ScanGpuAsync : Pass<"scan-gpu-async", "::mlir::ModuleOp"> {
 
     The host waits for the stream only where it must: before it reads or
     writes host memory that a `gpu.memcpy` wrote (a value read back, the
-    results), and before a return, where the stream is also destroyed. A
+    results, a buffer handed to a host function such as `printMemrefF64`:
+    an op of unknown effects that takes it), before it writes or frees host
+    memory that a `gpu.memcpy` reads (the host copy of such a buffer, freed
+    after the call), and before a return, where the stream is also
+    destroyed. A
     wait is a call of the CUDA runtime wrapper `mgpuStreamSynchronize` on
     the stream (`mgpuStreamDestroy` at the return): `gpu-to-llvm` lowers a
     `gpu.wait` of a token that reached it through control flow as a wait for
@@ -1045,6 +1061,53 @@ def ScanGpuAsync : Pass<"scan-gpu-async", "::mlir::ModuleOp"> {
     (every step of a host loop).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"];
+}
+
+def ScanGpuLoopAllocations : Pass<"scan-gpu-loop-allocations", "::mlir::func::FuncOp"> {
+  let summary = "Keep allocations out of the loops of steps (so that they can run in one kernel)";
+  let description = [{
+    Part of `scan-gpu-bufferize-loops`, on bufferized loops before
+    `buffer-loop-hoisting` and the deallocation pipeline. A device
+    allocation is a host call, so `scan-gpu-form-kernels` runs a loop that
+    allocates in its body on the host, in every mode. Two shapes of the scan
+    lowering allocate rarely or never, and are rewritten:
+
+    * a `memref.alloc` of static size inside `scf.if` ops of a loop body
+      (the zero row of an inner scan's `keep` output for the case that no
+      step ran) is made before the outermost of those ifs, so that
+      `buffer-loop-hoisting` takes it out of the loop. Allocations with
+      dynamic sizes stay in their branch (it may be what makes the size
+      valid);
+    * an `until` loop whose step count is known at run time only starts with
+      buffers of at most 32768 rows for its stacked outputs, and grows them
+      (twice the rows, a copy) at the start of a step that finds them full.
+      Such an `scf.while` (a condition region free of effects; a step that
+      begins with pure ops and `scf.if` growths whose `else` branch only
+      passes values on, and allocates nothing after them) is split into an
+      outer loop, one iteration per growth (the host allocates), and an inner
+      do-while loop that runs steps until the scan stops or the next step
+      would grow a buffer:
+
+    ```mlir
+    scf.while (%a = %init) { cond(%a) -> %c, %f } do { ^bb0(%f):
+      %u = growths(%f)           // allocate and copy when a buffer is full
+      %r = scf.while (%f1 = %f, ...) {
+        %y = step(%f1, ...)
+        %c2, %f2 = cond(%y)
+        %go = %c2 and not (the next step grows a buffer)
+        scf.condition(%go) %f2, ..., %y
+      } do { ... }
+      scf.yield %r#y             // the outer condition sees the last step
+    }
+    ```
+
+    The inner loop carries no buffers (the canonicalizations of `scf.while`
+    and `scf.if` drop the values that stay the same from step to step), so
+    in kernel mode it is one block kernel (or one serial kernel for a
+    scalar recurrence): a launch per growth, not per step, and none at all
+    when the step bound is at most 32768.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
 def ScanGpuKernelBounds : Pass<"scan-gpu-kernel-bounds", "::mlir::ModuleOp"> {

@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import cuda
 from ..compiler import compile as compile_mlir
 from . import tensor as T
 from .emitter import ModuleEmitter
@@ -42,21 +43,53 @@ from .sharedvar import SharedVariable, filter_value
 
 __all__ = ["function", "Function", "In", "Out"]
 
-_CACHE: "OrderedDict[tuple[str, bool, str], Any]" = OrderedDict()
+_CACHE: "OrderedDict[tuple, Any]" = OrderedDict()
 _CACHE_SIZE = 64
 
 
-def _compile(text: str, optimize: bool, target: str = "cpu"):
+def _compile(text: str, optimize: bool, target: str = "cpu", **cuda_options: Any):
     """Compiles `text`, reusing the program of an identical module (Theano's compile cache)."""
-    key = (text, optimize, target)
+    key = (text, optimize, target, tuple(sorted(cuda_options.items())))
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    program = compile_mlir(text, optimize=optimize, target=target)
+    program = compile_mlir(text, optimize=optimize, target=target, **cuda_options)
     _CACHE[key] = program
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return program
+
+
+def _target_options(target: Any, mode: Any, chip: Any, format: Any) -> tuple[Any, dict]:  # noqa: A002
+    """(Theano mode, options of ``compile(..., target="cuda")``) of `function`'s
+    arguments, checked before anything is built: with ``target="cuda"``,
+    `mode` may also be the GPU mode (``"auto"``, ``"host"``, ``"kernel"``;
+    the scan rewrites then run as in ``FAST_RUN``)."""
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"function: target must be 'cpu' or 'cuda', not {target!r}")
+    gpu_mode = isinstance(mode, str) and mode in cuda.MODES
+    if target == "cpu":
+        given = [name for name, value in (("chip", chip), ("format", format)) if value is not None]
+        if given:
+            raise TypeError(f"function: {' and '.join(given)} only appl{'y' if len(given) > 1 else 'ies'} "
+                            "to target='cuda'")
+        if gpu_mode:
+            raise ValueError(f"function: mode={mode!r} is a GPU mode; it needs target='cuda'")
+        return mode, {}
+    options: dict[str, Any] = {}
+    if chip is not None:
+        if chip not in cuda.CHIPS:
+            raise ValueError(f"function: chip must be one of the NVIDIA architectures {', '.join(cuda.CHIPS)}, "
+                             f"not {chip!r}")
+        options["chip"] = chip
+    if format is not None:
+        if format not in cuda.FORMATS:
+            raise ValueError(f"function: format must be one of {', '.join(cuda.FORMATS)}, not {format!r}")
+        options["format"] = format
+    if gpu_mode:
+        options["mode"] = mode
+        mode = None
+    return mode, options
 
 
 def _as_pairs(updates: Any, what: str) -> list[tuple[Any, Any]]:
@@ -117,7 +150,8 @@ class Function:
 
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, name=None,
                  allow_input_downcast=None, on_unused_input=None, no_default_updates=False,
-                 target="cpu"):
+                 target="cpu", chip=None, format=None):  # noqa: A002
+        mode, cuda_options = _target_options(target, mode, chip, format)
         self.name = name
         self._allow_downcast = allow_input_downcast
         if isinstance(inputs, (Variable, In)):
@@ -257,7 +291,7 @@ class Function:
         self.shared: list[SharedVariable] = [r for r in roots if isinstance(r, SharedVariable)]
 
         self.ir, self._checks, self._check_exceptions = self._emit()
-        self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"), target=target)
+        self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"), target=target, **cuda_options)
         self._fn = self.program.functions["f"]
         # Per input: dtype, rank, static sizes (None if all dynamic), the
         # range of an integer scalar: what a value must match to need no
@@ -426,7 +460,8 @@ def _update_expr(s: SharedVariable, value: Any) -> Variable:
 def function(inputs: Sequence[Variable] | None = None, outputs: Any = None, mode: Any = None, updates: Any = None,
              givens: Any = None, no_default_updates: bool = False, accept_inplace: bool = False,
              name: str | None = None, rebuild_strict: bool = True, allow_input_downcast: bool | None = None,
-             profile: Any = None, on_unused_input: str | None = None, target: str = "cpu") -> Function:
+             profile: Any = None, on_unused_input: str | None = None, target: str = "cpu",
+             chip: str | None = None, format: str | None = None) -> Function:  # noqa: A002
     """Compiles `outputs` as a function of `inputs` (``theano.function``).
 
     `updates` (a dict or a list of pairs) gives shared variables new values
@@ -434,11 +469,16 @@ def function(inputs: Sequence[Variable] | None = None, outputs: Any = None, mode
     streams) are updated too unless `no_default_updates`. ``mode=
     "FAST_COMPILE"`` skips the scan rewrites. The result's ``.ir`` is the
     emitted MLIR and ``.program.ir(stage)`` the compiled stages. ``target="cuda"``
-    compiles for an NVIDIA GPU (see :mod:`mlir_scan.cuda`).
+    compiles for an NVIDIA GPU (see :mod:`mlir_scan.cuda`), with ``chip``
+    (``"sm_80"`` by default), ``format`` (``"isa"``, ``"bin"``, ``"fatbin"``)
+    and the GPU mode given as ``mode`` (``"auto"``, ``"host"`` or
+    ``"kernel"``; any other `mode` is Theano's)::
+
+        f = theano.function([A, k], result[-1], target="cuda", chip="sm_90", mode="kernel")
     """
     return Function(inputs, outputs, updates=updates, givens=givens, mode=mode, name=name,
                     allow_input_downcast=allow_input_downcast, on_unused_input=on_unused_input,
-                    no_default_updates=no_default_updates, target=target)
+                    no_default_updates=no_default_updates, target=target, chip=chip, format=format)
 
 
 def _eval(self: Variable, inputs_to_values: dict | None = None, **kwargs: Any) -> np.ndarray:
