@@ -84,6 +84,15 @@ struct ScanLowerParallelCallsPass
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
       if (fn.getName().starts_with(kParallelStubPrefix) && fn.isExternal())
         stubs.push_back(fn);
+    if (stubs.empty())
+      return;
+    // The calls of every stub, in one walk of the module.
+    llvm::StringMap<SmallVector<LLVM::CallOp>> callsOf;
+    module.walk([&](LLVM::CallOp call) {
+      if (std::optional<StringRef> callee = call.getCallee())
+        if (callee->starts_with(kParallelStubPrefix))
+          callsOf[*callee].push_back(call);
+    });
     for (LLVM::LLVMFuncOp stub : stubs) {
       StringRef index = stub.getName().drop_front(kParallelStubPrefix.size());
       auto chunk = module.lookupSymbol<LLVM::LLVMFuncOp>(
@@ -107,18 +116,7 @@ struct ScanLowerParallelCallsPass
       LLVM::LLVMFuncOp entry = buildEntry(chunk, b);
       LLVM::LLVMFuncOp parallelFor = declareParallelFor(module, b);
 
-      std::optional<SymbolTable::UseRange> uses = stub.getSymbolUses(module);
-      SmallVector<LLVM::CallOp> calls;
-      for (SymbolTable::SymbolUse use : *uses) {
-        auto call = dyn_cast<LLVM::CallOp>(use.getUser());
-        if (!call) {
-          use.getUser()->emitError("scan-lower-parallel-calls: @")
-              << stub.getName() << " is used other than by a call";
-          return signalPassFailure();
-        }
-        calls.push_back(call);
-      }
-      for (LLVM::CallOp call : calls) {
+      for (LLVM::CallOp call : callsOf.lookup(stub.getName())) {
         Location loc = call.getLoc();
         auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
         ValueRange operands = call.getArgOperands();
