@@ -56,11 +56,34 @@ void rowSlice(OpBuilder &b, Value idx, SmallVector<OpFoldResult> sizes,
   rowSizes.assign(sizes.begin(), sizes.end());
 }
 
+/// Whether rows of `type` (a stacked tensor or buffer) hold no element
+/// because a row size is a static 0. MLIR's verifiers reject every slice of
+/// such a value ("offset 1 is out-of-bounds: 0 >= 0": a static offset must
+/// be below the static size, even for a slice of size 0), so the lowering
+/// neither slices nor copies these rows: a read is a `tensor.empty`, a
+/// write does nothing.
+bool rowsAreEmpty(ShapedType type) {
+  return llvm::is_contained(type.getShape().drop_front(), 0);
+}
+
+/// The row sizes of `shaped` (a tensor or memref), as a `tensor.empty` of
+/// one row: the value of any row of an empty-row value.
+Value emptyRow(OpBuilder &b, Location loc, Value shaped) {
+  auto type = cast<ShapedType>(shaped.getType());
+  SmallVector<OpFoldResult> sizes =
+      isa<MemRefType>(type) ? memref::getMixedSizes(b, loc, shaped)
+                            : tensor::getMixedSizes(b, loc, shaped);
+  return tensor::EmptyOp::create(b, loc, ArrayRef(sizes).drop_front(),
+                                 type.getElementType());
+}
+
 /// Row `idx` of a tensor (a sequence or an init): a value, no copy.
 Value extractTensorRow(OpBuilder &b, Location loc, Value tensor, Value idx) {
   auto type = cast<RankedTensorType>(tensor.getType());
   if (type.getRank() == 1)
     return tensor::ExtractOp::create(b, loc, tensor, idx);
+  if (rowsAreEmpty(type))
+    return emptyRow(b, loc, tensor);
   SmallVector<OpFoldResult> offsets, sizes, strides;
   rowSlice(b, idx, tensor::getMixedSizes(b, loc, tensor), offsets, sizes,
            strides);
@@ -105,8 +128,11 @@ Value writableBufferRow(OpBuilder &b, Location loc, Value buffer, Value idx) {
 
 /// Row `idx` of a buffer, read in place.
 Value readBufferRow(OpBuilder &b, Location loc, Value buffer, Value idx) {
-  if (cast<MemRefType>(buffer.getType()).getRank() == 1)
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getRank() == 1)
     return memref::LoadOp::create(b, loc, buffer, idx);
+  if (rowsAreEmpty(type))
+    return emptyRow(b, loc, buffer);
   return bufferAsTensor(b, loc, bufferRowView(b, loc, buffer, idx));
 }
 
@@ -114,10 +140,13 @@ Value readBufferRow(OpBuilder &b, Location loc, Value buffer, Value idx) {
 /// is then computed directly in the row (eliminate-empty-tensors).
 void writeBufferRow(OpBuilder &b, Location loc, Value row, Value buffer,
                     Value idx) {
-  if (cast<MemRefType>(buffer.getType()).getRank() == 1) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getRank() == 1) {
     memref::StoreOp::create(b, loc, row, buffer, idx);
     return;
   }
+  if (rowsAreEmpty(type))
+    return;
   Value view = bufferRowView(b, loc, buffer, idx);
   bufferization::MaterializeInDestinationOp::create(
       b, loc, TypeRange{}, row, view, /*restrict=*/true, /*writable=*/true);
@@ -140,6 +169,12 @@ Value leadingRows(OpBuilder &b, Location loc, Value tensor, Value count,
   auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, tensor);
   sizes[0] = count;
+  if (rowsAreEmpty(type)) {
+    Value empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+    return empty.getType() == resultType
+               ? empty
+               : tensor::CastOp::create(b, loc, resultType, empty);
+  }
   SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
   Value slice =
@@ -216,6 +251,42 @@ int64_t initialCapacity(Type rowType) {
 // The lowering of one scan op.
 //===----------------------------------------------------------------------===//
 
+/// `rows + 1`, saturated: windows may span 2**63 - 1 rows (the verifier's
+/// limit). A buffer that large is never allocated: the length checks of
+/// the operands that must hold those rows fail first.
+int64_t rowsPlusOne(int64_t rows) {
+  return rows == std::numeric_limits<int64_t>::max() ? rows : rows + 1;
+}
+
+/// Scalar states whose window (K rows) is at most this many are also
+/// carried as loop registers, a shift register of K values; larger windows
+/// are read from their buffer (one register per row would make the loop
+/// carry, and the lowering emit, K values: a tap of -10**7 took minutes
+/// and gigabytes to compile). Eight registers cover every recurrence of
+/// the benchmarks (Fibonacci has 2).
+constexpr int64_t kMaxRegisterRows = 8;
+
+/// Emits `body(j)` for `j` in `[0, count)`: unrolled for a few rows, an
+/// `scf.for` otherwise (a window of a million rows must not become a
+/// million ops).
+void forEachRow(OpBuilder &b, Location loc, int64_t count,
+                function_ref<void(Value)> body) {
+  if (count <= kMaxRegisterRows) {
+    for (int64_t j = 0; j < count; ++j)
+      body(constIndex(b, loc, j));
+    return;
+  }
+  scf::ForOp::create(b, loc, constIndex(b, loc, 0), constIndex(b, loc, count),
+                     constIndex(b, loc, 1), ValueRange{},
+                     [&](OpBuilder &nested, Location, Value j, ValueRange) {
+                       OpBuilder::InsertionGuard guard(b);
+                       b.setInsertionPoint(nested.getInsertionBlock(),
+                                           nested.getInsertionPoint());
+                       body(j);
+                       scf::YieldOp::create(nested, loc);
+                     });
+}
+
 /// How one non-mitmot output is stored while the loop runs.
 struct OutputPlan {
   ScanOp::OutputKind kind;
@@ -224,7 +295,8 @@ struct OutputPlan {
   Type rowType;              // S
   int64_t initRows = 0;      // K: 1 for sitsot, -min(taps) for mitsot, 0 nitsot
   int64_t keep = 0;          // 0: all rows
-  bool scalarState = false;  // state carried as scalar iter_args
+  bool scalarState = false;  // scalar state carried as iter_args (a window
+                             // of at most kMaxRegisterRows rows)
   Value ringRows;            // rows of the ring buffer when keep > 0
   SmallVector<OpFoldResult> rowSizes;
   Value init;                // init operand (null for nitsot)
@@ -330,11 +402,16 @@ Value ScanLowering::emitRuntimeChecks() {
                               zero),
         ScanErrorCode::NegativeSteps, 0, n, zero);
 
+  // `n_steps + window` rows, compared unsigned: both terms are in
+  // [0, 2**63) (the negative n_steps check above fails first; the verifier
+  // rejects windows that overflow), so the sum is exact as an unsigned
+  // number even where it wraps as a signed one (n_steps = 2**63 - 1), and
+  // the run-time library prints it unsigned.
   auto checkLength = [&](Value tensor, int64_t window, ScanErrorCode code,
                          unsigned item) {
     Value have = tensor::DimOp::create(rewriter, loc, tensor, 0);
     Value need = plus(n, window);
-    check(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, have,
+    check(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, have,
                                 need),
           code, item, have, need);
   };
@@ -374,6 +451,8 @@ Value ScanLowering::mitMotSlot(const MitMotPlan &plan, Value row) {
 }
 
 void ScanLowering::loadMitMotRow(const MitMotPlan &plan, Value row) {
+  if (rowsAreEmpty(cast<MemRefType>(plan.buffer.getType())))
+    return;
   Value slot = mitMotSlot(plan, row);
   if (!plan.splat) {
     writeBufferRow(rewriter, loc, extractTensorRow(rewriter, loc, plan.init, row),
@@ -437,8 +516,8 @@ void ScanLowering::planMitMots() {
     auto type = cast<RankedTensorType>(init.getType());
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, init);
     if (op.getResult(i).use_empty()) {
-      plan.ringRows = constIndex(rewriter, loc, plan.span + 1);
-      sizes[0] = rewriter.getIndexAttr(plan.span + 1);
+      plan.ringRows = constIndex(rewriter, loc, rowsPlusOne(plan.span));
+      sizes[0] = rewriter.getIndexAttr(rowsPlusOne(plan.span));
       plan.buffer = allocBuffer(rewriter, loc, sizes, type.getElementType());
       // Rows [0, span) before the first step; none when no step runs (the
       // operand may then be shorter than that).
@@ -450,8 +529,8 @@ void ScanLowering::planMitMots() {
                                       /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(rewriter);
         rewriter.setInsertionPointToStart(ifOp.thenBlock());
-        for (int64_t j = 0; j < plan.span; ++j)
-          loadMitMotRow(plan, constIndex(rewriter, loc, j));
+        forEachRow(rewriter, loc, plan.span,
+                   [&](Value j) { loadMitMotRow(plan, j); });
       }
     } else {
       // The result must not modify the operand: update a copy in place
@@ -524,7 +603,12 @@ void ScanLowering::planOutputs() {
     case ScanOp::OutputKind::MitMot:
       llvm_unreachable("mitmot outputs are planned separately");
     }
-    plan.scalarState = plan.kind != ScanOp::OutputKind::NitSot && !rowTensor;
+    plan.scalarState = plan.kind != ScanOp::OutputKind::NitSot &&
+                       !rowTensor && plan.initRows <= kMaxRegisterRows;
+    // A state read from its buffer (tensor rows, or a scalar window too
+    // large for registers).
+    bool readFromBuffer =
+        plan.kind != ScanOp::OutputKind::NitSot && !plan.scalarState;
 
     SmallVector<OpFoldResult> sizes;
     std::optional<int64_t> staticSteps = op.getStaticNumSteps();
@@ -537,11 +621,12 @@ void ScanLowering::planOutputs() {
       sizes.push_back(
           arith::MinSIOp::create(rewriter, loc, nSteps, capacity).getResult());
     } else if (plan.keep > 0) {
-      // A tensor state is read through a view of the ring: one extra row
-      // keeps the row being written distinct from every row being read.
+      // A state read from the ring needs its K rows there; a tensor state
+      // is read through views of it, and one extra row keeps the row being
+      // written distinct from every row being read.
       int64_t rows = plan.keep;
-      if (rowTensor && plan.kind != ScanOp::OutputKind::NitSot)
-        rows = std::max(rows, plan.initRows + 1);
+      if (readFromBuffer)
+        rows = std::max(rows, rowsPlusOne(plan.initRows));
       plan.ringRows = constIndex(rewriter, loc, rows);
       sizes.push_back(rewriter.getIndexAttr(rows));
     } else if (!resultType.isDynamicDim(0)) {
@@ -551,7 +636,7 @@ void ScanLowering::planOutputs() {
     }
     llvm::append_range(sizes, plan.rowSizes);
     plan.buffer = allocBuffer(rewriter, loc, sizes, resultType.getElementType());
-    if (!plan.scalarState && plan.kind != ScanOp::OutputKind::NitSot)
+    if (readFromBuffer)
       planInitBuffer(plan, resultType.getElementType());
 
     // Scalar states also live in registers: x[t-K .. t-1].
@@ -568,12 +653,13 @@ void ScanLowering::planOutputs() {
   }
 }
 
-/// A tensor state's rows before step 0 are read from a copy of the init whose
-/// rows have the buffer's row layout: the two branches of stateRow's scf.if
-/// then bufferize to one unit-stride view type instead of a fully dynamic
+/// A state's rows before step 0 are read from a copy of the init whose rows
+/// have the buffer's row layout: the two branches of stateRow's scf.if then
+/// bufferize to one unit-stride view type instead of a fully dynamic
 /// layout, and the step's loops read a contiguous state (which
 /// scan-vectorize-linalg-loops needs, and which spares LLVM versioning them).
-/// One copy of the init per call; none when the checks stopped the loop.
+/// One copy of the init per call (a whole mitsot init at once, however many
+/// rows its window has); none when the checks stopped the loop.
 void ScanLowering::planInitBuffer(OutputPlan &plan, Type elementType) {
   SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(plan.initRows)};
   llvm::append_range(sizes, plan.rowSizes);
@@ -584,13 +670,22 @@ void ScanLowering::planInitBuffer(OutputPlan &plan, Type elementType) {
                                 /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
-  for (int64_t j = 0; j < plan.initRows; ++j) {
-    Value idx = constIndex(rewriter, loc, j);
-    Value row = plan.kind == ScanOp::OutputKind::SitSot
-                    ? plan.init
-                    : extractTensorRow(rewriter, loc, plan.init, idx);
-    writeBufferRow(rewriter, loc, row, plan.initBuffer, idx);
+  if (plan.kind == ScanOp::OutputKind::SitSot) {
+    writeBufferRow(rewriter, loc, plan.init, plan.initBuffer,
+                   constIndex(rewriter, loc, 0));
+    return;
   }
+  // The init has K rows (its check ran before: the loop runs no step
+  // otherwise), as the buffer's type says once cast.
+  auto bufferType = cast<MemRefType>(plan.initBuffer.getType());
+  Value init = plan.init;
+  auto initType = RankedTensorType::get(bufferType.getShape(), elementType);
+  if (init.getType() != initType)
+    init = tensor::CastOp::create(rewriter, loc, initType, init);
+  if (!rowsAreEmpty(bufferType))
+    bufferization::MaterializeInDestinationOp::create(
+        rewriter, loc, TypeRange{}, init, plan.initBuffer, /*restrict=*/true,
+        /*writable=*/true);
 }
 
 /// A yielded row with dynamic sizes must have the buffer's row sizes (the
@@ -643,16 +738,18 @@ Value ScanLowering::growIfFull(const OutputPlan &plan, Value buffer, Value t) {
   llvm::append_range(sizes, rowSizes);
   auto type = cast<MemRefType>(buffer.getType());
   Value grown = allocBuffer(rewriter, loc, sizes, type.getElementType());
-  SmallVector<OpFoldResult> written{t};
-  llvm::append_range(written, rowSizes);
-  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
-  memref::CopyOp::create(
-      rewriter, loc,
-      memref::SubViewOp::create(rewriter, loc, buffer, offsets, written,
-                                strides),
-      memref::SubViewOp::create(rewriter, loc, grown, offsets, written,
-                                strides));
+  if (!rowsAreEmpty(type)) {
+    SmallVector<OpFoldResult> written{t};
+    llvm::append_range(written, rowSizes);
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+    memref::CopyOp::create(
+        rewriter, loc,
+        memref::SubViewOp::create(rewriter, loc, buffer, offsets, written,
+                                  strides),
+        memref::SubViewOp::create(rewriter, loc, grown, offsets, written,
+                                  strides));
+  }
   scf::YieldOp::create(rewriter, loc, grown);
   rewriter.setInsertionPointToStart(ifFull.elseBlock());
   scf::YieldOp::create(rewriter, loc, buffer);
@@ -768,9 +865,10 @@ SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
         args.push_back(readBufferRow(rewriter, loc, plan.buffer, row));
         continue;
       }
-      memref::CopyOp::create(rewriter, loc,
-                             bufferRowView(rewriter, loc, plan.buffer, row),
-                             scratch);
+      if (!rowsAreEmpty(cast<MemRefType>(plan.buffer.getType())))
+        memref::CopyOp::create(rewriter, loc,
+                               bufferRowView(rewriter, loc, plan.buffer, row),
+                               scratch);
       args.push_back(bufferAsTensor(rewriter, loc, scratch));
     }
   }
@@ -893,7 +991,9 @@ Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
         }
         Value row = ifMissing.getResult(0);
         Value updated;
-        if (auto rowTensor = dyn_cast<RankedTensorType>(plan.rowType)) {
+        if (rowsAreEmpty(resultTensor)) {
+          updated = acc[0];
+        } else if (auto rowTensor = dyn_cast<RankedTensorType>(plan.rowType)) {
           SmallVector<OpFoldResult> offsets, rowSizes, strides;
           rowSlice(b, j, tensor::getMixedSizes(b, loc, acc[0]), offsets,
                    rowSizes, strides);
@@ -1144,6 +1244,10 @@ struct ConvertScanToSCFPass
     : scan::impl::ConvertScanToSCFBase<ConvertScanToSCFPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Buffers and views of these types would abort in MLIR's stride
+    // computation (SubViewOp::inferResultType) below.
+    if (failed(checkStaticSizes(module)))
+      return signalPassFailure();
     genericizeFoldHazards(module);
     // Post-order: an inner scan is lowered (into its parent's body) first.
     SmallVector<ScanOp> scans = collectScans(module);

@@ -66,8 +66,10 @@ void mlir::scan::emitSequenceLengthCheck(OpBuilder &b, Operation *anchor,
   Value have = tensor::DimOp::create(b, loc, sequence, 0);
   Value need = arith::AddIOp::create(
       b, loc, nSteps, arith::ConstantIndexOp::create(b, loc, window));
+  // Unsigned, as the scan's own check (ConvertScanToSCF.cpp): exact for
+  // n_steps >= 0 even where `n_steps + window` wraps as a signed number.
   Value tooShort =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, have, need);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, have, need);
   emitScanErrorIf(b, loc, whenStepsValid(b, loc, anchor, nSteps, tooShort),
                   ScanErrorCode::SequenceTooShort, item, have, need);
 }

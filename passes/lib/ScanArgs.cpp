@@ -2,6 +2,7 @@
 
 #include "Scan/ScanArgs.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -277,4 +278,15 @@ ScanOp ScanArgs::rebuild(RewriterBase &rewriter, Operation *insertBefore) {
   rewriter.eraseOp(op);
   op = newOp;
   return newOp;
+}
+
+Value mlir::scan::extractSliceOrEmpty(OpBuilder &b, Location loc, Value value,
+                                      ArrayRef<OpFoldResult> offsets,
+                                      ArrayRef<OpFoldResult> sizes,
+                                      ArrayRef<OpFoldResult> strides) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (llvm::is_contained(type.getShape(), 0))
+    return tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes,
+                                        strides);
 }

@@ -82,6 +82,19 @@ std::optional<int64_t> elementBytes(MemRefType type, Operation *op) {
   return int64_t(layout.getTypeSize(element).getFixedValue());
 }
 
+/// The byte count of `type`'s static sizes times its element size, and
+/// whether it overflows int64_t. A zero size makes it 0 whatever the other
+/// sizes are (a `(2**62, 0)` buffer holds no byte).
+std::pair<int64_t, bool> staticByteCount(MemRefType type, int64_t bytes) {
+  if (llvm::is_contained(type.getShape(), 0))
+    return {0, false};
+  bool overflow = false;
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size))
+      overflow |= llvm::MulOverflow(bytes, size, bytes);
+  return {bytes, overflow};
+}
+
 /// Adds the size check before `alloc` (a memref.alloc or memref.alloca, at
 /// most `limit` bytes); false when none is needed.
 bool checkAllocation(Operation *alloc, MemRefType type,
@@ -90,11 +103,7 @@ bool checkAllocation(Operation *alloc, MemRefType type,
   if (!bytes || *bytes <= 0)
     return false;
   // The constant part first: element bytes times the static sizes.
-  int64_t staticBytes = *bytes;
-  bool staticOverflow = false;
-  for (int64_t size : type.getShape())
-    if (!ShapedType::isDynamic(size))
-      staticOverflow |= llvm::MulOverflow(staticBytes, size, staticBytes);
+  auto [staticBytes, staticOverflow] = staticByteCount(type, *bytes);
   staticOverflow |= staticBytes > limit;
   if (!staticOverflow && dynamicSizes.empty())
     return false;
@@ -103,7 +112,12 @@ bool checkAllocation(Operation *alloc, MemRefType type,
   Location loc = alloc->getLoc();
   Type i64 = b.getI64Type();
   Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
-  Value bad = arith::ConstantIntOp::create(b, loc, staticOverflow, 1);
+  Value falseValue = arith::ConstantIntOp::create(b, loc, 0, 1);
+  // A negative size is always an error; a byte count too large for `limit`
+  // only when no size is 0 (then the buffer is empty, whatever the product
+  // of the other sizes).
+  Value negative = falseValue, empty = falseValue;
+  Value tooLarge = arith::ConstantIntOp::create(b, loc, staticOverflow, 1);
   Value total = arith::ConstantIntOp::create(b, loc, staticBytes, 64);
   SmallVector<Value> sizes;
   unsigned next = 0;
@@ -114,23 +128,99 @@ bool checkAllocation(Operation *alloc, MemRefType type,
     }
     Value dim = arith::IndexCastOp::create(b, loc, i64, dynamicSizes[next++]);
     sizes.push_back(dim);
-    Value negative =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, dim, zero);
+    negative = arith::OrIOp::create(
+        b, loc, negative,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, dim, zero));
+    empty = arith::OrIOp::create(
+        b, loc, empty,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dim, zero));
     auto product = arith::MulUIExtendedOp::create(b, loc, total, dim);
     Value wrapped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                           product.getHigh(), zero);
-    bad = arith::OrIOp::create(
-        b, loc, bad, arith::OrIOp::create(b, loc, negative, wrapped));
+    tooLarge = arith::OrIOp::create(b, loc, tooLarge, wrapped);
     total = product.getLow();
   }
   // Unsigned: a byte count of 2**63 or more reads as negative.
   Value huge = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ugt, total,
       arith::ConstantIntOp::create(b, loc, limit, 64));
-  bad = arith::OrIOp::create(b, loc, bad, huge);
+  tooLarge = arith::OrIOp::create(b, loc, tooLarge, huge);
+  Value nonEmpty = arith::XOrIOp::create(
+      b, loc, empty, arith::ConstantIntOp::create(b, loc, 1, 1));
+  Value bad = arith::OrIOp::create(
+      b, loc, negative, arith::AndIOp::create(b, loc, tooLarge, nonEmpty));
   auto ifBad = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifBad.thenBlock());
   emitFailAlloc(b, loc, *bytes, sizes, limit);
+  return true;
+}
+
+/// Whether the buffer of `alloca` is dead once control leaves its block:
+/// every use of it and of its views is inside that block (nested regions
+/// included) and none hands it on (the block's terminator, an op returning
+/// a memref that is not a view, such as a call or a loop yielding it).
+bool usedOnlyInItsBlock(memref::AllocaOp alloca) {
+  Block *block = alloca->getBlock();
+  SmallVector<Value> worklist{alloca.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock || user == block->getTerminator())
+        return false;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() == value) {
+          llvm::append_range(worklist, user->getResults());
+          continue;
+        }
+      }
+      if (llvm::any_of(user->getResultTypes(),
+                       llvm::IsaPred<BaseMemRefType>))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// A static `memref.alloca` larger than the stack limit moves the stack
+/// pointer past the thread's stack when the frame is entered: LLVM puts
+/// static allocas in the function's prologue (or, inlined, the caller's),
+/// before any check can run. Such an alloca becomes a heap allocation freed
+/// at the end of its block (where its buffer dies, see usedOnlyInItsBlock;
+/// an alloca in a loop body is freed every iteration instead of piling up
+/// on the stack), which checkAllocation then checks against the heap limit.
+/// Returns whether it moved the alloca; fails (an error naming the op and
+/// its size) when the buffer outlives its block.
+FailureOr<bool> moveToHeap(memref::AllocaOp alloca) {
+  MemRefType type = alloca.getType();
+  std::optional<int64_t> bytes = elementBytes(type, alloca);
+  // Dynamic sizes are checked against the stack limit when the call runs
+  // (checkAllocation): the alloca is where the code runs, not the prologue.
+  if (!type.hasStaticShape() || !bytes)
+    return false;
+  auto [total, overflow] = staticByteCount(type, *bytes);
+  if (!overflow && total <= kMaxStackBytes)
+    return false;
+  if (!usedOnlyInItsBlock(alloca)) {
+    InFlightDiagnostic diag = alloca.emitOpError() << "of ";
+    if (overflow)
+      diag << "more than 2**63 bytes";
+    else
+      diag << total << " bytes";
+    diag << " (" << type << ") is too large for the stack (at most "
+         << kMaxStackBytes
+         << " bytes) and its buffer is used outside its block, so it cannot "
+            "be moved to the heap: use memref.alloc";
+    return failure();
+  }
+  OpBuilder b(alloca);
+  auto heap = memref::AllocOp::create(b, alloca.getLoc(), type,
+                                      alloca.getDynamicSizes(),
+                                      alloca.getAlignmentAttr());
+  b.setInsertionPoint(alloca->getBlock()->getTerminator());
+  memref::DeallocOp::create(b, alloca.getLoc(), heap);
+  alloca.replaceAllUsesWith(heap.getResult());
+  alloca.erase();
   return true;
 }
 
@@ -138,6 +228,17 @@ struct ScanCheckAllocationsPass
     : scan::impl::ScanCheckAllocationsBase<ScanCheckAllocationsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    SmallVector<memref::AllocaOp> allocas;
+    module.walk([&](memref::AllocaOp op) { allocas.push_back(op); });
+    bool failedToMove = false;
+    for (memref::AllocaOp alloca : allocas) {
+      FailureOr<bool> moved = moveToHeap(alloca);
+      failedToMove |= failed(moved);
+      numMovedToHeap += succeeded(moved) && *moved;
+    }
+    if (failedToMove)
+      return signalPassFailure();
+
     SmallVector<Operation *> allocations;
     module.walk([&](Operation *op) {
       if (isa<memref::AllocOp, memref::AllocaOp>(op))

@@ -9,6 +9,7 @@
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace scan {
@@ -40,12 +41,50 @@ LogicalResult checkExpandShape(memref::ExpandShapeOp op) {
   return success();
 }
 
+/// The memref code computes the identity layout's strides from the static
+/// sizes and asserts "integer overflow in size computation" when their
+/// product passes 2**63 - 1 (`memref<2305843009213693952x8xf64>`, the
+/// buffer of a static `tensor<2**61 x 8>` result; a size of 0 does not
+/// stop it). No buffer can have so many elements: a located error instead.
+LogicalResult checkStaticSize(Operation *op, Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !isa<MemRefType, RankedTensorType>(type))
+    return success();
+  if (auto memref = dyn_cast<MemRefType>(type);
+      memref && !memref.getLayout().isIdentity())
+    return success();
+  int64_t elements = 1;
+  for (int64_t size : shaped.getShape())
+    if (size > 0 && llvm::MulOverflow(elements, size, elements))
+      return op->emitOpError()
+             << "uses the type " << type
+             << ", whose static sizes multiply to more than 2**63 - 1 "
+                "elements: no buffer can have them (the LLVM 22 lowering "
+                "aborts computing its strides)";
+  return success();
+}
+
+LogicalResult checkOpStaticSizes(Operation *op) {
+  for (Type type : op->getResultTypes())
+    if (failed(checkStaticSize(op, type)))
+      return failure();
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Type type : block.getArgumentTypes())
+        if (failed(checkStaticSize(op, type)))
+          return failure();
+  return success();
+}
+
 struct ScanCheckLowerablePass
     : scan::impl::ScanCheckLowerableBase<ScanCheckLowerablePass> {
   void runOnOperation() override {
-    WalkResult result = getOperation()->walk([](memref::ExpandShapeOp op) {
-      return failed(checkExpandShape(op)) ? WalkResult::interrupt()
-                                          : WalkResult::advance();
+    WalkResult result = getOperation()->walk([](Operation *op) {
+      auto expand = dyn_cast<memref::ExpandShapeOp>(op);
+      if ((expand && failed(checkExpandShape(expand))) ||
+          failed(checkOpStaticSizes(op)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();
@@ -53,3 +92,11 @@ struct ScanCheckLowerablePass
 };
 
 } // namespace
+
+LogicalResult mlir::scan::checkStaticSizes(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    return failed(checkOpStaticSizes(op)) ? WalkResult::interrupt()
+                                          : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}

@@ -182,9 +182,9 @@ struct ScanPushOutSeqPass
       } else {
         offsets[0] = rewriter.getIndexAttr(tap.offset);
       }
-      batcher.mapBatched(inner, tensor::ExtractSliceOp::create(
-                                    rewriter, loc, tap.sequence, offsets,
-                                    sizes, strides));
+      batcher.mapBatched(inner,
+                         extractSliceOrEmpty(rewriter, loc, tap.sequence,
+                                             offsets, sizes, strides));
     }
     for (Operation *c : candidates)
       if (failed(batcher.batch(c)))

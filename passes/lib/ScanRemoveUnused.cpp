@@ -140,8 +140,7 @@ Value dropLeadingRows(RewriterBase &rewriter, Location loc, Value value,
   }
   if (!fromEnd)
     offsets[0] = rewriter.getIndexAttr(drop);
-  return tensor::ExtractSliceOp::create(rewriter, loc, value, offsets, sizes,
-                                        strides);
+  return extractSliceOrEmpty(rewriter, loc, value, offsets, sizes, strides);
 }
 
 struct ScanRemoveUnusedPass

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -103,6 +104,305 @@ void verifySlice(OpBuilder &b, Operation *op, Value full,
   }
 }
 
+/// `cf.assert %ok, "<location>: <what>"` before the builder's insertion
+/// point, unless `ok` folded to true.
+void assertAt(OpBuilder &b, Operation *op, Value ok, const Twine &what) {
+  if (auto constant = getConstantIntValue(ok); constant && *constant)
+    return;
+  cf::AssertOp::create(b, op->getLoc(), ok, locatedMessage(op, what.str()));
+}
+
+Value constI64(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 64);
+}
+
+/// An index or signless integer as i64 (sign-extended, as MLIR reads sizes).
+Value toI64(OpBuilder &b, Location loc, Value v) {
+  Type i64 = b.getI64Type();
+  if (v.getType().isIndex())
+    return b.createOrFold<arith::IndexCastOp>(loc, i64, v);
+  unsigned bits = v.getType().getIntOrFloatBitWidth();
+  if (bits < 64)
+    return b.createOrFold<arith::ExtSIOp>(loc, i64, v);
+  if (bits > 64)
+    return b.createOrFold<arith::TruncIOp>(loc, i64, v);
+  return v;
+}
+
+/// Size `d` of a tensor or memref, as i64.
+Value sizeOf(OpBuilder &b, Location loc, Value shaped, int64_t d) {
+  Value dim = isa<TensorType>(shaped.getType())
+                  ? b.createOrFold<tensor::DimOp>(loc, shaped, d)
+                  : b.createOrFold<memref::DimOp>(loc, shaped, d);
+  return b.createOrFold<arith::IndexCastOp>(loc, b.getI64Type(), dim);
+}
+
+/// Some sizes (i64) and what their product is: `negative` (a size < 0),
+/// `zero` (a size is 0: the product is 0 and exact even if the others'
+/// product would not fit), `overflow` (the product of the sizes is 2**63 or
+/// more, when none is negative), `product` (wrapped: exact when neither).
+struct SizeProduct {
+  Value product, negative, zero, overflow;
+
+  /// The product is the true one: no size negative, and no overflow unless
+  /// a size is 0.
+  Value exact(OpBuilder &b, Location loc) const {
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+    Value fits = b.createOrFold<arith::OrIOp>(
+        loc, zero, b.createOrFold<arith::XOrIOp>(loc, overflow, one));
+    return b.createOrFold<arith::AndIOp>(
+        loc, b.createOrFold<arith::XOrIOp>(loc, negative, one), fits);
+  }
+};
+
+SizeProduct multiplySizes(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
+  Value zero = constI64(b, loc, 0);
+  Value falseValue = arith::ConstantIntOp::create(b, loc, 0, 1);
+  SizeProduct p{constI64(b, loc, 1), falseValue, falseValue, falseValue};
+  for (Value size : sizes) {
+    p.negative = b.createOrFold<arith::OrIOp>(
+        loc, p.negative,
+        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, size,
+                                      zero));
+    p.zero = b.createOrFold<arith::OrIOp>(
+        loc, p.zero,
+        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, size,
+                                      zero));
+    // Unsigned: for sizes in [0, 2**63) the product wraps exactly when the
+    // high half is not 0, and is 2**63 or more when the low half is < 0.
+    SmallVector<Value, 2> halves;
+    b.createOrFold<arith::MulUIExtendedOp>(halves, loc, p.product, size);
+    Value wrapped = b.createOrFold<arith::OrIOp>(
+        loc,
+        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, halves[1],
+                                      zero),
+        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
+                                      halves[0], zero));
+    p.overflow = b.createOrFold<arith::OrIOp>(loc, p.overflow, wrapped);
+    p.product = halves[0];
+  }
+  return p;
+}
+
+/// tensor.expand_shape / memref.expand_shape: MLIR takes the dynamic sizes
+/// of `output_shape` on trust; each group's sizes must be >= 0 and multiply
+/// to the source size they split (7 elements "expanded" into 2 x 3 would
+/// drop one, -1 x 3 of 6 elements would make one row).
+template <typename ExpandOp>
+void verifyExpandShape(OpBuilder &b, ExpandOp op) {
+  Location loc = op.getLoc();
+  SmallVector<OpFoldResult> outputShape = op.getMixedOutputShape();
+  for (auto [j, group] : llvm::enumerate(op.getReassociationIndices())) {
+    SmallVector<Value> sizes;
+    for (int64_t d : group)
+      sizes.push_back(b.createOrFold<arith::IndexCastOp>(
+          loc, b.getI64Type(),
+          getValueOrCreateConstantIndexOp(b, loc, outputShape[d])));
+    SizeProduct p = multiplySizes(b, loc, sizes);
+    Value same = b.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, p.product,
+        sizeOf(b, loc, op.getSrc(), j));
+    assertAt(b, op, b.createOrFold<arith::AndIOp>(loc, p.exact(b, loc), same),
+             "the output sizes of dimension " + Twine(j) +
+                 " of the source do not multiply to its size (or one is "
+                 "negative)");
+  }
+}
+
+/// tensor.collapse_shape / memref.collapse_shape: a group's product must
+/// fit in 64 bits (it can only not when another size is 0: `(2**62, 4, 0)`
+/// holds no element, but `2**64` is no size).
+template <typename CollapseOp>
+void verifyCollapseShape(OpBuilder &b, CollapseOp op) {
+  Location loc = op.getLoc();
+  auto type = cast<ShapedType>(op.getSrc().getType());
+  for (auto [j, group] : llvm::enumerate(op.getReassociationIndices())) {
+    if (group.size() < 2 ||
+        llvm::none_of(group, [&](int64_t d) { return type.isDynamicDim(d); }))
+      continue; // a static product the verifier checked
+    SmallVector<Value> sizes;
+    for (int64_t d : group)
+      sizes.push_back(sizeOf(b, loc, op.getSrc(), d));
+    SizeProduct p = multiplySizes(b, loc, sizes);
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+    assertAt(b, op, b.createOrFold<arith::XOrIOp>(loc, p.overflow, one),
+             "the collapsed size of result dimension " + Twine(j) +
+                 " does not fit in 64 bits");
+  }
+}
+
+/// tensor.reshape / memref.reshape: the sizes in the shape operand must be
+/// >= 0, match the result type's static sizes, and have as many elements
+/// as the source (MLIR reads past the source otherwise: 4 elements as 3 x 3).
+void verifyReshape(OpBuilder &b, Operation *op, Value source, Value shape,
+                   ShapedType resultType) {
+  Location loc = op->getLoc();
+  SmallVector<Value> sizes;
+  Value ok = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (int64_t d = 0; d < resultType.getRank(); ++d) {
+    Value index = arith::ConstantIndexOp::create(b, loc, d);
+    Value size = isa<TensorType>(shape.getType())
+                     ? b.createOrFold<tensor::ExtractOp>(loc, shape, index)
+                     : b.createOrFold<memref::LoadOp>(loc, shape, index);
+    size = toI64(b, loc, size);
+    sizes.push_back(size);
+    if (!resultType.isDynamicDim(d))
+      ok = b.createOrFold<arith::AndIOp>(
+          loc, ok,
+          b.createOrFold<arith::CmpIOp>(
+              loc, arith::CmpIPredicate::eq, size,
+              constI64(b, loc, resultType.getDimSize(d))));
+  }
+  SizeProduct p = multiplySizes(b, loc, sizes);
+  // The source holds real elements: its wrapped product is exact (a product
+  // that wraps has a factor 0, which makes it 0 anyway).
+  Value elements = constI64(b, loc, 1);
+  auto sourceType = cast<ShapedType>(source.getType());
+  for (int64_t d = 0; d < sourceType.getRank(); ++d)
+    elements = b.createOrFold<arith::MulIOp>(loc, elements,
+                                             sizeOf(b, loc, source, d));
+  Value same = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                             p.product, elements);
+  ok = b.createOrFold<arith::AndIOp>(
+      loc, ok, b.createOrFold<arith::AndIOp>(loc, p.exact(b, loc), same));
+  assertAt(b, op, ok,
+           "the shape operand does not have as many elements as the source "
+           "(or a size is negative, or differs from the result type)");
+}
+
+/// tensor.pad: padding >= 0, and `low + size + high` must fit in 64 bits
+/// (2**62 on each side of 3 elements would wrap to a negative size).
+void verifyPad(OpBuilder &b, tensor::PadOp op) {
+  Location loc = op.getLoc();
+  SmallVector<OpFoldResult> low = op.getMixedLowPad(),
+                            high = op.getMixedHighPad();
+  Value zero = constI64(b, loc, 0);
+  for (int64_t d = 0; d < op.getSourceType().getRank(); ++d) {
+    if (!isa<Value>(low[d]) && !isa<Value>(high[d]))
+      continue; // static padding the verifier checked
+    auto asI64 = [&](OpFoldResult v) {
+      return b.createOrFold<arith::IndexCastOp>(
+          loc, b.getI64Type(), getValueOrCreateConstantIndexOp(b, loc, v));
+    };
+    Value lo = asI64(low[d]), hi = asI64(high[d]);
+    auto nonNegative = [&](Value v) {
+      return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, v,
+                                           zero);
+    };
+    // All three terms are in [0, 2**63): each partial sum is exact as an
+    // unsigned number and fits when it is not negative as a signed one.
+    Value withLow = b.createOrFold<arith::AddIOp>(
+        loc, sizeOf(b, loc, op.getSource(), d), lo);
+    Value padded = b.createOrFold<arith::AddIOp>(loc, withLow, hi);
+    Value ok = b.createOrFold<arith::AndIOp>(
+        loc, b.createOrFold<arith::AndIOp>(loc, nonNegative(lo), nonNegative(hi)),
+        b.createOrFold<arith::AndIOp>(loc, nonNegative(withLow),
+                                      nonNegative(padded)));
+    assertAt(b, op, ok,
+             "padding of dimension " + Twine(d) +
+                 " is negative or the padded size does not fit in 64 bits");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Integer division: a zero divisor, or the signed minimum divided by -1,
+// makes the x86 division instruction trap (SIGFPE kills the process).
+//===----------------------------------------------------------------------===//
+
+/// Whether `cond` being false implies `v != value`: `cond` is
+/// `arith.cmpi eq, v, value` or an `arith.ori` of conditions one of which
+/// implies it (the graph builder's guard of `//` and `%`).
+bool falseExcludes(Value cond, Value v, int64_t value) {
+  if (auto cmp = cond.getDefiningOp<arith::CmpIOp>()) {
+    if (cmp.getPredicate() != arith::CmpIPredicate::eq)
+      return false;
+    for (auto [x, c] : {std::pair(cmp.getLhs(), cmp.getRhs()),
+                        std::pair(cmp.getRhs(), cmp.getLhs())})
+      if (x == v)
+        if (std::optional<int64_t> k = getConstantIntValue(c))
+          return *k == value;
+    return false;
+  }
+  if (auto any = cond.getDefiningOp<arith::OrIOp>())
+    return falseExcludes(any.getLhs(), v, value) ||
+           falseExcludes(any.getRhs(), v, value);
+  return false;
+}
+
+/// Whether `divisor` is never `value` (0, or -1 for the signed overflow): a
+/// constant other than it, or `select %c, %a, %b` where `%a` is such a
+/// constant and `%c` false excludes it for `%b` (the builder's
+/// `select(y == 0 or y == -1, 1, y)`).
+bool neverEquals(Value divisor, int64_t value) {
+  if (std::optional<int64_t> k = getConstantIntValue(divisor))
+    return *k != value;
+  if (auto select = divisor.getDefiningOp<arith::SelectOp>())
+    return neverEquals(select.getTrueValue(), value) &&
+           (neverEquals(select.getFalseValue(), value) ||
+            falseExcludes(select.getCondition(), select.getFalseValue(),
+                          value));
+  return false;
+}
+
+/// Checks before an integer division or remainder on scalars (elementwise
+/// ones on tensors are scalar ops in linalg bodies by now).
+void verifyDivision(OpBuilder &b, Operation *op) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type type = rhs.getType();
+  if (!type.isSignlessIntOrIndex())
+    return; // vectors: not checked (see the pass description)
+  Location loc = op->getLoc();
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  if (!neverEquals(rhs, 0))
+    assertAt(b, op,
+             b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, rhs,
+                                           zero),
+             "integer division by zero");
+  if (!isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+           arith::FloorDivSIOp>(op) ||
+      neverEquals(rhs, -1))
+    return;
+  unsigned bits = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  if (bits == 1)
+    return; // i1: -1 / -1 is the only case and does not trap
+  TypedAttr minimum =
+      type.isIndex()
+          ? TypedAttr(b.getIndexAttr(std::numeric_limits<int64_t>::min()))
+          : TypedAttr(b.getIntegerAttr(type, APInt::getSignedMinValue(bits)));
+  if (std::optional<int64_t> k = getConstantIntValue(lhs);
+      k && *k != getConstantIntValue(minimum))
+    return;
+  Value minusOne = arith::ConstantOp::create(
+      b, loc,
+      type.isIndex() ? TypedAttr(b.getIndexAttr(-1))
+                     : TypedAttr(b.getIntegerAttr(type, -1)));
+  Value overflows = b.createOrFold<arith::AndIOp>(
+      loc,
+      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, lhs,
+                                    arith::ConstantOp::create(b, loc, minimum)),
+      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs,
+                                    minusOne));
+  assertAt(b, op,
+           b.createOrFold<arith::XOrIOp>(
+               loc, overflows, arith::ConstantIntOp::create(b, loc, 1, 1)),
+           "signed integer division overflows (the minimum value divided by "
+           "-1)");
+}
+
+bool isIntegerDivision(Operation *op) {
+  return isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+             arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op);
+}
+
+/// The ops this pass checks itself (no upstream model, or a wrong one).
+bool hasOwnCheck(Operation *op) {
+  return isa<tensor::InsertSliceOp, tensor::ReshapeOp, memref::ReshapeOp,
+             tensor::ExpandShapeOp, memref::ExpandShapeOp,
+             tensor::CollapseShapeOp, memref::CollapseShapeOp, tensor::PadOp>(
+             op) ||
+         isIntegerDivision(op);
+}
+
 struct ScanRuntimeVerificationPass
     : scan::impl::ScanRuntimeVerificationBase<ScanRuntimeVerificationPass> {
   void runOnOperation() override {
@@ -115,7 +415,7 @@ struct ScanRuntimeVerificationPass
 
     SmallVector<Operation *> ops;
     root->walk([&](Operation *op) {
-      if (isa<RuntimeVerifiableOpInterface, tensor::InsertSliceOp>(op))
+      if (isa<RuntimeVerifiableOpInterface>(op) || hasOwnCheck(op))
         ops.push_back(op);
     });
     OpBuilder b(&getContext());
@@ -127,6 +427,26 @@ struct ScanRuntimeVerificationPass
       } else if (auto slice = dyn_cast<tensor::InsertSliceOp>(op)) {
         verifySlice(b, op, slice.getDest(), slice.getMixedOffsets(),
                     slice.getMixedSizes(), slice.getMixedStrides());
+      } else if (auto reshape = dyn_cast<tensor::ReshapeOp>(op)) {
+        verifyReshape(b, op, reshape.getSource(), reshape.getShape(),
+                      reshape.getResult().getType());
+      } else if (auto reshape = dyn_cast<memref::ReshapeOp>(op)) {
+        verifyReshape(b, op, reshape.getSource(), reshape.getShape(),
+                      reshape.getResult().getType());
+      } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+        verifyExpandShape(b, expand);
+      } else if (auto expand = dyn_cast<memref::ExpandShapeOp>(op)) {
+        // (replaces the upstream model, which only checks that a source
+        // size divides by the group's static sizes)
+        verifyExpandShape(b, expand);
+      } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+        verifyCollapseShape(b, collapse);
+      } else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(op)) {
+        verifyCollapseShape(b, collapse);
+      } else if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+        verifyPad(b, pad);
+      } else if (isIntegerDivision(op)) {
+        verifyDivision(b, op);
       } else {
         cast<RuntimeVerifiableOpInterface>(op).generateRuntimeVerification(
             b, op->getLoc(), locatedMessage);

@@ -98,7 +98,8 @@ bool onlyLeadingRowIndex(tensor::DimOp dim, Value result) {
 /// The tail reads of every user of `result`, or nullopt if some user reads
 /// anything else (the whole output, a row counted from the start, ...).
 /// `tensor.dim` users of a non-leading dimension go to `otherDims`; the row
-/// count of a scan without `until` (always n_steps) to `rowCounts`.
+/// count, where it has users other than the reads' indices, to `rowCounts`
+/// (n_steps without `until`, the number of steps taken with it).
 std::optional<SmallVector<TailRead>>
 tailReads(Value result, ScanOp op, SmallVectorImpl<tensor::DimOp> &otherDims,
           SmallVectorImpl<tensor::DimOp> &rowCounts) {
@@ -142,20 +143,51 @@ tailReads(Value result, ScanOp op, SmallVectorImpl<tensor::DimOp> &otherDims,
         otherDims.push_back(dim);
         continue;
       }
-      if (index && *index == 0 && !op.getUntil()) {
+      if (index && *index == 0 && op.getUntil() &&
+          onlyLeadingRowIndex(dim, result))
+        continue; // dies with the reads
+      if (index && *index == 0) {
         // Used anywhere (a bounds check of the read, a size...): it becomes
-        // n_steps, which it always equals.
+        // the number of steps taken, which it always equals.
         rowCounts.push_back(dim);
         continue;
       }
-      if (index && *index == 0 && onlyLeadingRowIndex(dim, result))
-        continue;
     }
     return std::nullopt;
   }
   if (reads.empty())
     return std::nullopt;
   return reads;
+}
+
+/// Adds to `args` a sitsot that counts the steps taken: init 0, keep 1. Its
+/// yield is a placeholder in the body until finishStepCounter.
+void addStepCounter(ScanOp op, ScanArgs &args, IRRewriter &rewriter) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  rewriter.setInsertionPointToStart(&op.getBodyBlock());
+  Value placeholder =
+      ub::PoisonOp::create(rewriter, loc, rewriter.getIndexType());
+  Type resultType = RankedTensorType::get({1}, rewriter.getIndexType());
+  args.sitsots.push_back(
+      {zero, {-1}, {Value()}, placeholder, Value(), resultType, /*keep=*/1});
+}
+
+/// Makes the counter's step `count + 1` and returns the number of steps
+/// taken (its kept row) after `op`.
+Value finishStepCounter(ScanOp op, ScanArgs::State &counter,
+                        IRRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Operation *placeholder = counter.yield.getDefiningOp();
+  rewriter.setInsertionPoint(op.getYieldOp());
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value next = arith::AddIOp::create(rewriter, loc, counter.inner[0], one);
+  rewriter.replaceOp(placeholder, next);
+  counter.yield = next;
+  rewriter.setInsertionPointAfter(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  return tensor::ExtractOp::create(rewriter, loc, counter.result, zero);
 }
 
 struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
@@ -208,6 +240,15 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
     if (planned.empty())
       return;
 
+    // With `until`, the row count a kept output no longer has is the number
+    // of steps taken: a step counter (an index sitsot, keep [1]) keeps it.
+    bool needsCounter =
+        op.getUntil() && llvm::any_of(planned, [](const Planned &p) {
+          return !p.rowCounts.empty();
+        });
+    if (needsCounter)
+      addStepCounter(op, args, rewriter);
+
     // The users move to the new results first: rebuild replaces the old
     // results, whose types changed, only where they are still used.
     SmallVector<std::pair<Value, Planned *>> oldResults;
@@ -216,10 +257,13 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
       *p.result = Value();
     }
     ScanOp newOp = args.rebuild(rewriter);
+    Value stepsRun = newOp.getNSteps();
+    if (needsCounter)
+      stepsRun = finishStepCounter(newOp, args.sitsots.back(), rewriter);
     for (auto [oldResult, p] : oldResults) {
       Value kept = *p->result;
       for (tensor::DimOp dim : p->rowCounts)
-        rewriter.replaceOp(dim, newOp.getNSteps());
+        rewriter.replaceOp(dim, stepsRun);
       for (tensor::DimOp dim : p->otherDims)
         rewriter.modifyOpInPlace(
             dim, [&] { dim.getSourceMutable().assign(kept); });

@@ -295,10 +295,17 @@ class _Function(_native.Function):
         t = self.args[i]
         what = f"argument #{i} of @{self.__name__} ({t.text})"
         if not t.is_tensor:
-            if t.dtype.kind == "f" and isinstance(value, int) and not isinstance(value, bool):
-                if abs(value) > float(np.finfo(t.dtype).max):
-                    raise ValueError(f"{what}: the integer {_short(value)} is too large for {t.text}")
-                return float(value)
+            if isinstance(value, int) and not isinstance(value, bool):
+                # A Python int of any size: NumPy would make one beyond 64
+                # bits an object array ("expected an integer, got int").
+                if t.dtype.kind == "f":
+                    if abs(value) > float(np.finfo(t.dtype).max):
+                        raise ValueError(f"{what}: the integer {_short(value)} is too large for {t.text}")
+                    return float(value)
+                if t.dtype.kind in "iu":
+                    if not t.min <= value <= t.max:
+                        raise ValueError(f"{what}: {_short(value)} does not fit in {t.text}")
+                    return value
             if isinstance(value, np.ndarray) and value.ndim != 0:
                 raise TypeError(f"{what}: expected a scalar, got an array of shape {value.shape}")
             kind = np.asarray(value).dtype
@@ -321,7 +328,10 @@ class _Function(_native.Function):
                 )
             array = value
         else:
-            array = np.asarray(value)
+            try:
+                array = np.asarray(value)
+            except (ValueError, TypeError) as exc:  # a ragged list, ...
+                raise ValueError(f"{what}: cannot convert {type(value).__name__} to an array: {exc}") from None
             if array.dtype == object or not np.can_cast(array.dtype, t.dtype, casting="same_kind") or (
                 array.dtype.kind == "f" and t.dtype.kind in "iub"
             ):
@@ -371,12 +381,17 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(dicts)
 
 
-def _check_options(optimize: Any, opt_level: Any) -> None:
+def _check_options(optimize: Any, opt_level: Any, **flags: Any) -> None:
+    """Validates compile()'s options: a mistyped one is an error, never a
+    silently chosen default (`checks="no"` is truthy)."""
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise ValueError(f"compile: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
     if not isinstance(optimize, (bool, str)):
         raise TypeError(f"compile: optimize must be a bool or a pass pipeline string, "
                         f"got {type(optimize).__name__}")
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"compile: {name} must be True or False, got {value!r}")
 
 
 def _rewrites(optimize: bool | str) -> str:
@@ -430,18 +445,29 @@ def _compile_once(module: ir.Module) -> None:
             op.attributes["no_inline"] = ir.UnitAttr.get()
 
 
+def _is_declared_global(op: ir.Operation) -> bool:
+    """An `llvm.mlir.global` without a value or initializer region: a
+    declaration (`memref.global` without an initial value lowers to one),
+    which the JIT must resolve like an external function."""
+    return (op.operation.name == "llvm.mlir.global" and "value" not in op.attributes
+            and len(op.regions[0].blocks) == 0)
+
+
 def _check_external_symbols(module: ir.Module) -> None:
-    """Every function the LLVM module calls but does not define must exist.
+    """Every function the LLVM module calls, and every global it reads, but
+    does not define must exist.
 
     The JIT resolves them against the run-time library and the process (libc,
     libm): one that is neither would make the first call fail with an
     unhelpful "symbol not found"; name it now instead.
     """
-    declared = set()
+    declared, globals_ = set(), set()
     for op in module.body.operations:
         if op.operation.name == "llvm.func" and len(op.regions[0].blocks) == 0:
             declared.add(ir.StringAttr(op.attributes["sym_name"]).value)
-    if not declared:
+        elif _is_declared_global(op):
+            globals_.add(ir.StringAttr(op.attributes["sym_name"]).value)
+    if not declared and not globals_:
         return
     used: set[str] = set()
 
@@ -454,13 +480,19 @@ def _check_external_symbols(module: ir.Module) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    missing = sorted(name for name in declared & used
-                     if name not in _RUNTIME_SYMBOLS and not _process_has(name))
-    if missing:
-        names = ", ".join(f"@{name}" for name in missing)
-        raise ValueError(f"compile: the module calls external function(s) {names}, defined neither "
+
+    def missing(names: set[str]) -> str:
+        return ", ".join(f"@{name}" for name in sorted(names & used)
+                         if name not in _RUNTIME_SYMBOLS and not _process_has(name))
+
+    if functions := missing(declared):
+        raise ValueError(f"compile: the module calls external function(s) {functions}, defined neither "
                          "in the module nor in the process (declare only functions of libc/libm or "
                          "define them in the module)")
+    if variables := missing(globals_):
+        raise ValueError(f"compile: the module uses external global(s) {variables}, defined neither "
+                         "in the module nor in the process (give the global an initial value, or "
+                         "declare only globals of libc/libm)")
 
 
 _PROCESS = ctypes.CDLL(None)
@@ -494,10 +526,8 @@ class Program:
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True, parallel: bool = True):
-        _check_options(optimize, opt_level)
-        if not isinstance(parallel, bool):
-            raise TypeError(f"compile: parallel must be a bool, got {type(parallel).__name__}")
-        lowering = f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(parallel)}}}"
+        _check_options(optimize, opt_level, vectorize=vectorize, checks=checks, parallel=parallel)
+        lowering = f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))}}}"
         steps = [("optimized", _rewrites(optimize)), ("scf", (_VERIFY if checks else "") + _TO_SCF),
                  ("bufferized", _BUFFERIZE), ("llvm", lowering)]
         module = self._compile(source, steps)

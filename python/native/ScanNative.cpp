@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 extern "C" int mlirScanInvoke(void (*fn)(void **), void **args,
@@ -231,6 +232,21 @@ PyObject *arrayFromDescriptor(const char *raw, const Slot &slot) {
   return array;
 }
 
+/// Replaces the pending ValueError of NumPy ("array is too big") by one
+/// that names result `index` and its shape.
+void raiseUnrepresentable(size_t index, const char *raw, const Slot &slot) {
+  Descriptor desc;
+  std::memcpy(&desc, raw, 3 * sizeof(int64_t) + slot.rank * sizeof(int64_t));
+  std::string shape;
+  for (int d = 0; d < slot.rank; ++d)
+    shape += (d ? ", " : "") + std::to_string(desc.sizesAndStrides[d]);
+  PyErr_Clear();
+  PyErr_Format(PyExc_ValueError,
+               "result #%zu has shape (%s), which a NumPy array cannot have "
+               "(the product of its sizes does not fit in 64 bits)",
+               index, shape.c_str());
+}
+
 /// Frees what the results hold when they cannot all be returned.
 void freeResults(const char *raw, const std::vector<Slot> &results,
                  size_t from) {
@@ -426,6 +442,10 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *item;
     if (slot.tensor) {
       item = arrayFromDescriptor(raw, slot);
+      if (!item && PyErr_ExceptionMatches(PyExc_ValueError))
+        // A shape NumPy cannot represent, such as (2**62, 0): its element
+        // count fits, the product of its sizes does not.
+        raiseUnrepresentable(i, raw, slot);
     } else {
       PyArray_Descr *descr = PyArray_DescrFromType(slot.typenum);
       item = PyArray_Scalar(const_cast<char *>(raw), descr, nullptr);

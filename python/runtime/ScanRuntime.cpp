@@ -41,17 +41,19 @@ void formatScanCheck(CallError &e) {
   case ScanErrorCode::NegativeSteps:
     format(e, "scan: n_steps is %" PRId64 ", must be >= 0", e.have);
     return;
+  // `need` is n_steps + window, which may pass 2**63 - 1: it is exact as an
+  // unsigned number (both terms are below 2**63).
   case ScanErrorCode::SequenceTooShort:
     format(e,
            "scan: sequence #%" PRId64 " has %" PRId64
-           " rows but the steps and taps need %" PRId64,
-           e.item, e.have, e.need);
+           " rows but the steps and taps need %" PRIu64,
+           e.item, e.have, static_cast<uint64_t>(e.need));
     return;
   case ScanErrorCode::MitMotTooShort:
     format(e,
            "scan: mitmot buffer #%" PRId64 " has %" PRId64
-           " rows but the steps and taps need %" PRId64,
-           e.item, e.have, e.need);
+           " rows but the steps and taps need %" PRIu64,
+           e.item, e.have, static_cast<uint64_t>(e.need));
     return;
   case ScanErrorCode::MitSotInitRows:
     format(e,

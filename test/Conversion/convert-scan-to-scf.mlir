@@ -348,6 +348,78 @@ func.func @nitsot_dynamic_rows_until(%n: index, %lens: tensor<?xindex>) -> tenso
   return %r : tensor<?x?xf32>
 }
 
+// A scalar mitsot whose window is too large for registers (more than 8
+// rows; here 10**7, which used to make 10**7 loop-carried values and take
+// minutes to compile): its rows are read from its buffer, the rows before
+// step 0 from one copy of the whole init; the loop carries no state.
+// CHECK-LABEL: func.func @wide_scalar_window
+// CHECK:         %[[INIT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<10000000xf64>
+// CHECK:         scf.if
+// CHECK:           %[[CAST:.*]] = tensor.cast %arg1 : tensor<?xf64> to tensor<10000000xf64>
+// CHECK:           bufferization.materialize_in_destination %[[CAST]] in restrict writable %[[INIT]]
+// CHECK:         scf.for %[[T:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK:           memref.load %[[INIT]]
+// CHECK:           memref.load
+// CHECK:           arith.addf
+// CHECK:           memref.store
+// CHECK:         }
+func.func @wide_scalar_window(%n: index, %x0: tensor<?xf64>) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) mitsot(%x0[-10000000, -1] : tensor<?xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// A window of 8 rows still lives in registers.
+// CHECK-LABEL: func.func @register_window
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f64, f64, f64, f64, f64, f64, f64, f64)
+func.func @register_window(%n: index, %x0: tensor<8xf64>) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) mitsot(%x0[-8, -1] : tensor<8xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// An unused mitmot result with a wide window: its ring's first rows are
+// loaded by a loop, not one op per row.
+// CHECK-LABEL: func.func @wide_mitmot_ring
+// CHECK:         memref.alloc() {alignment = 64 : i64} : memref<1001xf64>
+// CHECK:         scf.if
+// CHECK:           scf.for %{{.*}} = %c0 to %c1000 step %c1 {
+// CHECK:             tensor.extract %arg1
+// CHECK:             memref.store
+func.func @wide_mitmot_ring(%n: index, %buf: tensor<?xf64>) -> index {
+  %r = scan.scan steps(%n) mitmot(%buf[0] -> [1000] : tensor<?xf64>) {
+  ^bb0(%a: f64):
+    scan.yield %a : f64
+  } -> (tensor<?xf64>)
+  return %n : index
+}
+
+// Rows without elements (a static size 0): MLIR rejects every slice of such
+// a value ("offset 1 is out-of-bounds: 0 >= 0"), so the lowering reads each
+// row as a tensor.empty and writes none (the loop, left without effects,
+// canonicalizes away).
+// CHECK-LABEL: func.func @empty_rows
+// CHECK-NOT:     memref.subview
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x0xf32>
+// CHECK-NOT:     memref.subview
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         tensor.empty() : tensor<2x0xf32>
+// CHECK:         return
+func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (tensor<?x0xf32>, tensor<?x0xf32>, tensor<2x0xf32>) {
+  %r:3 = scan.scan steps(%n) sequences(%xs : tensor<?x0xf32>) sitsot(%x0 : tensor<0xf32>, %x0 : tensor<0xf32>) keep [0, 2, 0] {
+  ^bb0(%x: tensor<0xf32>, %a: tensor<0xf32>, %b: tensor<0xf32>):
+    scan.yield %a, %b, %x : tensor<0xf32>, tensor<0xf32>, tensor<0xf32>
+  } -> (tensor<?x0xf32>, tensor<2x0xf32>, tensor<?x0xf32>)
+  return %r#0, %r#2, %r#1 : tensor<?x0xf32>, tensor<?x0xf32>, tensor<2x0xf32>
+}
+
 // The run-time library's failure function is declared once per module (an
 // external function: no global error state).
 

@@ -84,17 +84,72 @@ func.func @dynamic_alloca(%n: index) {
 
 // -----
 
-// A static alloca of 8 MB fails unconditionally; a small one needs no check.
+// A static alloca over 1 MiB cannot be checked where it is (LLVM allocates
+// it in the prologue, before any check): it becomes a heap allocation, freed
+// at the end of its block, checked as such; a small one stays on the stack
+// and needs no check.
 // CHECK-LABEL: func.func @static_allocas
-// CHECK:         %[[TRUE:.*]] = arith.constant true
-// CHECK:         %[[BAD:.*]] = arith.ori %[[TRUE]]
-// CHECK:         scf.if %[[BAD]]
-// CHECK:           func.call @__mlir_scan_fail_alloc
-// CHECK:         memref.alloca() : memref<1000000xf64>
+// CHECK-NOT:     scf.if
+// CHECK:         %[[HEAP:.*]] = memref.alloc() : memref<1000000xf64>
 // CHECK-NOT:     scf.if
 // CHECK:         memref.alloca() : memref<16xf64>
-func.func @static_allocas() {
+// CHECK:         memref.store
+// CHECK:         memref.dealloc %[[HEAP]] : memref<1000000xf64>
+// CHECK-NEXT:    return
+func.func @static_allocas(%i: index, %v: f64) {
   %a = memref.alloca() : memref<1000000xf64>
   %b = memref.alloca() : memref<16xf64>
+  memref.store %v, %a[%i] : memref<1000000xf64>
+  return
+}
+
+// -----
+
+// In a loop body (the alloca that used to crash): freed every iteration,
+// where its buffer dies; its views are followed. A static byte count that
+// overflows fails unconditionally, as a heap allocation.
+// CHECK-LABEL: func.func @alloca_in_loop
+// CHECK:         scf.for
+// CHECK:           %[[HEAP:.*]] = memref.alloc() : memref<10000000xf64>
+// CHECK:           memref.subview %[[HEAP]]
+// CHECK:           memref.dealloc %[[HEAP]]
+// CHECK-NEXT:      scf.yield
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         scf.if
+// CHECK:           func.call @__mlir_scan_fail_alloc
+// CHECK:         memref.alloc() : memref<2305843009213693952x8xf64>
+func.func @alloca_in_loop(%n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> f64 {
+    %a = memref.alloca() : memref<10000000xf64>
+    %v = memref.subview %a[0] [4] [1] : memref<10000000xf64> to memref<4xf64, strided<[1]>>
+    memref.store %acc, %v[%c0] : memref<4xf64, strided<[1]>>
+    %x = memref.load %v[%c0] : memref<4xf64, strided<[1]>>
+    scf.yield %x : f64
+  }
+  %h = memref.alloca() : memref<2305843009213693952x8xf64>
+  memref.store %r, %h[%c0, %c0] : memref<2305843009213693952x8xf64>
+  return %r : f64
+}
+
+// -----
+
+// A zero size makes a buffer empty whatever the other sizes: too large a
+// product is only an error when no size is 0 (a negative size always is).
+// CHECK-LABEL: func.func @empty_buffers
+// CHECK:         %[[NEG:.*]] = arith.ori %false, %{{.*}} : i1
+// CHECK:         %[[EMPTY:.*]] = arith.ori %false, %{{.*}} : i1
+// CHECK:         %[[NONEMPTY:.*]] = arith.xori %[[EMPTY]], %true
+// CHECK:         %[[TOOLARGE:.*]] = arith.andi %{{.*}}, %[[NONEMPTY]]
+// CHECK:         %[[BAD:.*]] = arith.ori %[[NEG]], %[[TOOLARGE]]
+// CHECK:         scf.if %[[BAD]]
+// CHECK:         memref.alloc(%{{.*}}) : memref<4611686018427387904x?xf64>
+// CHECK-NOT:     scf.if
+// CHECK:         memref.alloc() : memref<4611686018427387904x0xf64>
+func.func @empty_buffers(%n: index) {
+  %a = memref.alloc(%n) : memref<4611686018427387904x?xf64>
+  %b = memref.alloc() : memref<4611686018427387904x0xf64>
   return
 }

@@ -15,3 +15,33 @@ func.func @one_dynamic_size(%a: memref<?xf64>, %m: index) -> memref<?x4xf64> {
   %r = memref.expand_shape %a [[0, 1]] output_shape [%m, 4] : memref<?xf64> into memref<?x4xf64>
   return %r : memref<?x4xf64>
 }
+
+// -----
+
+// Static sizes whose product passes 2**63 - 1: the memref lowering would
+// abort computing the strides.
+func.func @static_overflow() -> f64 {
+  // expected-error @+1 {{uses the type 'memref<2305843009213693952x8xf64>', whose static sizes multiply to more than 2**63 - 1 elements}}
+  %a = memref.alloc() : memref<2305843009213693952x8xf64>
+  %c0 = arith.constant 0 : index
+  %v = memref.load %a[%c0, %c0] : memref<2305843009213693952x8xf64>
+  return %v : f64
+}
+
+// -----
+
+// A zero size does not help (the lowering still multiplies the others).
+func.func @static_overflow_with_zero() {
+  // expected-error @+1 {{uses the type 'memref<0x4611686018427387904x2xf64>'}}
+  %b = memref.alloc() : memref<0x4611686018427387904x2xf64>
+  return
+}
+
+// -----
+
+// One size of 2**63 - 1, or a product with a dynamic size: fine.
+func.func @static_fits(%n: index) {
+  %a = memref.alloc() : memref<9223372036854775807xf64>
+  %c = memref.alloc(%n) : memref<?x4611686018427387904xf64>
+  return
+}

@@ -30,7 +30,7 @@
 // CHECK:           arith.mulf
 // CHECK:         %[[HAVE:.*]] = tensor.dim %arg1
 // CHECK:         %[[NEED:.*]] = arith.addi %arg0, %c0
-// CHECK:         arith.cmpi slt, %[[HAVE]], %[[NEED]]
+// CHECK:         arith.cmpi ult, %[[HAVE]], %[[NEED]]
 // CHECK:         scf.if
 // CHECK:           func.call @__mlir_scan_fail
 // CHECK:         scan.scan steps(%arg0)

@@ -51,12 +51,12 @@ func.func @constant_tensor_nonsequence(%xs: tensor<?x3xf32>) -> tensor<?x3xf32> 
 // CHECK-LABEL: func.func @unused_sequence_and_high_tap
 // CHECK:         %[[LEN0:.*]] = tensor.dim %arg1
 // CHECK:         %[[NEED0:.*]] = arith.addi %arg0, %c1
-// CHECK:         %[[SHORT0:.*]] = arith.cmpi slt, %[[LEN0]], %[[NEED0]]
+// CHECK:         %[[SHORT0:.*]] = arith.cmpi ult, %[[LEN0]], %[[NEED0]]
 // CHECK:         scf.if
 // CHECK:           func.call @__mlir_scan_fail(%c2_i64, %c0_i64,
 // CHECK:         %[[LEN1:.*]] = tensor.dim %arg2
 // CHECK:         %[[NEED1:.*]] = arith.addi %arg0, %c0
-// CHECK:         arith.cmpi slt, %[[LEN1]], %[[NEED1]]
+// CHECK:         arith.cmpi ult, %[[LEN1]], %[[NEED1]]
 // CHECK:         scf.if
 // CHECK:           func.call @__mlir_scan_fail(%c2_i64{{.*}}, %c1_i64,
 // CHECK:         scan.scan steps(%{{.*}})
@@ -325,4 +325,27 @@ func.func @constant_yielded(%n: index, %s0: i64) -> (tensor<?xi64>, tensor<?xi64
     scan.yield %t, %c : i64, i64
   } -> (tensor<?xi64>, tensor<?xi64>)
   return %s, %k : tensor<?xi64>, tensor<?xi64>
+}
+
+// Dropping the unused lowest tap of values whose rows hold no element (a
+// static size 0): the shortened init and sequence are tensor.empty ops, not
+// slices, which MLIR's verifier rejects for such types.
+// CHECK-LABEL: func.func @empty_rows_lowest_taps
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x0xf32>
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         tensor.empty() : tensor<1x3x0xf32>
+// CHECK:         scan.scan steps
+// CHECK-NEXT:      sequences(%{{.*}} : tensor<?x0xf32>)
+// CHECK-NEXT:      mitsot(%{{.*}}[-1] : tensor<1x3x0xf32>)
+func.func @empty_rows_lowest_taps(%xs: tensor<?x0xf32>, %m0: tensor<2x3x0xf32>) -> (tensor<?x3x0xf32>, tensor<?x0xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %len = tensor.dim %xs, %c0 : tensor<?x0xf32>
+  %n = arith.subi %len, %c1 : index
+  %r:2 = scan.scan steps(%n) sequences(%xs[-1, 0] : tensor<?x0xf32>) mitsot(%m0[-2, -1] : tensor<2x3x0xf32>) {
+  ^bb0(%xp: tensor<0xf32>, %x: tensor<0xf32>, %a: tensor<3x0xf32>, %b: tensor<3x0xf32>):
+    scan.yield %b, %x : tensor<3x0xf32>, tensor<0xf32>
+  } -> (tensor<?x3x0xf32>, tensor<?x0xf32>)
+  return %r#0, %r#1 : tensor<?x3x0xf32>, tensor<?x0xf32>
 }

@@ -188,12 +188,21 @@ func.func @row_count_used_elsewhere(%n: index, %h0: tensor<4xf64>) -> (f64, inde
   return %v, %last : f64, index
 }
 
-// NEGATIVE: with `until` the row count is the number of steps taken, which
-// only the whole output knows: used outside the reads it would be lost, the
-// output stays whole.
+// With `until` the row count is the number of steps taken, which the kept
+// rows no longer tell: used outside the reads (returned here; the graph
+// builder's bounds check of result[-1] in general), it comes from a step
+// counter added to the scan, an index sitsot from 0 with keep [1].
 // CHECK-LABEL: func.func @until_row_count_used_elsewhere
-// CHECK-NOT:     keep
-// CHECK:         return
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK:         %[[R:.*]]:2 = scan.scan steps(%arg0) until
+// CHECK-NEXT:      sitsot(%arg1 : f64, %[[ZERO]] : index) keep [1, 1] {
+// CHECK-NEXT:    ^bb0(%{{.*}}: f64, %[[COUNT:.*]]: index):
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[COUNT]], %{{.*}} : index
+// CHECK:           scan.yield %{{.*}}, %[[NEXT]], %{{.*}} : f64, index, i1
+// CHECK:         } -> (tensor<1xf64>, tensor<1xindex>)
+// CHECK:         %[[STEPS:.*]] = tensor.extract %[[R]]#1[%{{.*}}] : tensor<1xindex>
+// CHECK:         %[[LAST:.*]] = tensor.extract %[[R]]#0[%{{.*}}] : tensor<1xf64>
+// CHECK:         return %[[LAST]], %[[STEPS]] : f64, index
 func.func @until_row_count_used_elsewhere(%n: index, %h0: f64) -> (f64, index) {
   %r = scan.scan steps(%n) until sitsot(%h0 : f64) {
   ^bb0(%h: f64):
@@ -208,6 +217,49 @@ func.func @until_row_count_used_elsewhere(%n: index, %h0: f64) -> (f64, index) {
   %last = arith.subi %rows, %c1 : index
   %v = tensor.extract %r[%last] : tensor<?xf64>
   return %v, %rows : f64, index
+}
+
+// Several outputs of one `until` scan (a mitsot and a nitsot read at their
+// last rows, with the graph builder's bounds check of the index) share one
+// step counter.
+// CHECK-LABEL: func.func @until_counter_shared
+// CHECK:         %[[R:.*]]:3 = scan.scan steps(%arg0) until
+// CHECK-NEXT:      mitsot(%arg1[-2, -1] : tensor<2xf64>)
+// CHECK-NEXT:      sitsot(%{{.*}} : index) keep [2, 1, 1] {
+// CHECK:         } -> (tensor<2xf64>, tensor<1xindex>, tensor<1xf64>)
+// CHECK:         %[[STEPS:.*]] = tensor.extract %[[R]]#1
+// CHECK:         arith.subi %[[STEPS]], %c2
+// CHECK:         scan.check
+// CHECK:         tensor.extract %[[R]]#0[%c0
+// CHECK:         arith.subi %[[STEPS]], %c1
+// CHECK:         scan.check
+// CHECK:         tensor.extract %[[R]]#2[%c0
+// CHECK-NOT:     scan.scan
+// CHECK:         return
+func.func @until_counter_shared(%n: index, %x0: tensor<2xf64>) -> (f64, f64) {
+  %r:2 = scan.scan steps(%n) until mitsot(%x0[-2, -1] : tensor<2xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    %h = arith.constant 0.5 : f64
+    %y = arith.mulf %s, %h : f64
+    %lim = arith.constant 50.0 : f64
+    %stop = arith.cmpf ogt, %s, %lim : f64
+    scan.yield %s, %y, %stop : f64, f64, i1
+  } -> (tensor<?xf64>, tensor<?xf64>)
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %rows = tensor.dim %r#0, %c0 : tensor<?xf64>
+  %i = arith.subi %rows, %c2 : index
+  %neg = arith.cmpi slt, %i, %c0 : index
+  scan.check %neg code 101 id 0 (%i, %rows : index, index)
+  %a = tensor.extract %r#0[%i] : tensor<?xf64>
+  %rows1 = tensor.dim %r#1, %c0 : tensor<?xf64>
+  %j = arith.subi %rows1, %c1 : index
+  %neg1 = arith.cmpi slt, %j, %c0 : index
+  scan.check %neg1 code 101 id 1 (%j, %rows1 : index, index)
+  %b = tensor.extract %r#1[%j] : tensor<?xf64>
+  return %a, %b : f64, f64
 }
 
 // NEGATIVE: a whole-output use (returned), a row counted from the start, a

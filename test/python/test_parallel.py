@@ -130,7 +130,7 @@ def test_thread_count_from_the_environment(threads):
 
 
 def test_parallel_option_is_a_bool():
-    with pytest.raises(TypeError, match="parallel must be a bool"):
+    with pytest.raises(TypeError, match="parallel must be True or False"):
         mlir_scan.compile(RNN, parallel="yes")
 
 

@@ -133,6 +133,8 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "state_needed_by_until": [(6, np.array([1.0, 2.0, 0.5, 3.0, 1.0, 1.0]), 0.0, I64(0)),
                                   (3, np.array([0.1, 0.2, 0.3]), 0.0, I64(7))],
         "mitmot_untouched": [(4, f64(4), f64(5), 2.0)],
+        "empty_rows_lowest_taps": [(np.zeros((5, 0), np.float32), np.zeros((2, 3, 0), np.float32)),
+                                   (np.zeros((1, 0), np.float32), np.zeros((2, 3, 0), np.float32))],
         "keep_mitsot_lowest_tap": [(2, f64(3)), (6, f64(3)), (0, f64(3))],
         "nothing_to_do": [(4, f64(5), 0.0, 1.5)],
         "constant_yielded": [(4, I64(2))],
@@ -199,6 +201,8 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "other_dimension": [(3, f64(5)), (1, f64(2))],
         "row_count_used_elsewhere": [(3, f64(4)), (1, f64(4))],
         "until_row_count_used_elsewhere": [(10, 1.0), (3, 1.0)],
+        "until_counter_shared": [(10, np.array([1.0, 2.0])), (3, np.array([1.0, 2.0])),
+                                 (2, np.array([1.0, 2.0])), (10**12, np.array([0.5, 0.25]))],
         "whole_reads": [(5, 0.5, 1), (4, 0.0, 0)],
         "mitmot": [(4, f64(5)), (0, f64(1))],
     }),
@@ -274,6 +278,22 @@ def test_checks_fail_as_without_rewrites(name: str, fn: str, args: tuple, check:
         with pytest.raises(ValueError, match=rf"run-time check #{check} failed") as info:
             getattr(compiled(name, config), fn)(*args)
         assert info.value.scan_check.check == check, config
+
+
+@pytest.mark.parametrize("args", [(1, np.array([1.0, 2.0])), (0, np.array([1.0, 2.0])),
+                                  (10, np.array([30.0, 40.0]))])
+def test_save_mem_of_until_scans_keeps_the_bounds_checks(args: tuple):
+    """`result[-2]` of an `until` scan that stops before its second step:
+    the bounds check reads the number of steps taken, which after
+    scan-save-mem comes from the step counter; it still fails, as the same
+    check."""
+    source = lit_source("scan-save-mem.mlir")
+    with pytest.raises(IndexError, match="check 0 failed"):
+        reference.run(source, "until_counter_shared", *args)
+    for config in configs("scan-save-mem"):
+        with pytest.raises(IndexError) as info:
+            compiled("scan-save-mem.mlir", config).until_counter_shared(*args)
+        assert info.value.scan_check.check == 0, config
 
 
 #: Too-short inputs: ValueError from every configuration (the rewrites keep

@@ -20,6 +20,7 @@ import pytest
 
 import mlir_scan
 import mlir_scan as theano
+from mlir_scan import reference
 from mlir_scan import tensor as T
 
 _PRELUDE = """
@@ -431,6 +432,567 @@ def test_last_value_of_a_symbolic_length_scan_runs_in_constant_memory():
     np.testing.assert_allclose(float(lines[1].split()[1]), 1.0000001 ** 10**7, rtol=1e-6)
     # zero steps: result has no rows, result[-1] is an IndexError as in NumPy
     assert lines[2].startswith("RAISED IndexError"), lines
+
+
+# ---------------------------------------------------------------------------
+# The second audit: each family of defects that still crashed, wrapped a
+# number or was silently accepted (D1-D11 of the audit of issue 10).
+# ---------------------------------------------------------------------------
+
+# D1: a static memref.alloca over the stack limit became the function's
+# frame (LLVM allocates static allocas in the prologue, of the caller once
+# inlined), before any check could run: 80 MB segfaulted.
+_BIG_ALLOCAS = """
+p = mlir_scan.compile('''
+func.func private @inner(%i: index) -> f64 {
+  %a = memref.alloca() : memref<10000000xf64>
+  %z = arith.constant 2.0 : f64
+  linalg.fill ins(%z : f64) outs(%a : memref<10000000xf64>)
+  %v = memref.load %a[%i] : memref<10000000xf64>
+  return %v : f64
+}
+func.func @called(%i: index) -> f64 {
+  %v = func.call @inner(%i) : (index) -> f64
+  return %v : f64
+}
+func.func @in_loop(%k: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f64
+  %z = arith.constant 0.0 : f64
+  %r = scf.for %i = %c0 to %k step %c1 iter_args(%acc = %z) -> f64 {
+    %a = memref.alloca() : memref<10000000xf64>
+    memref.store %one, %a[%i] : memref<10000000xf64>
+    %v = memref.load %a[%i] : memref<10000000xf64>
+    %s = arith.addf %acc, %v : f64
+    scf.yield %s : f64
+  }
+  return %r : f64
+}
+func.func @too_big() -> f64 {
+  %a = memref.alloca() : memref<4611686018427387904xf64>
+  %c0 = arith.constant 0 : index
+  %v = memref.load %a[%c0] : memref<4611686018427387904xf64>
+  return %v : f64
+}
+''')
+"""
+
+
+def test_large_static_allocas_live_on_the_heap():
+    lines = run_child(_BIG_ALLOCAS + textwrap.dedent("""
+    report(lambda: p.called(3))
+    report(lambda: p.in_loop(50))
+    report(lambda: p.too_big())
+    report(lambda: p.called(0))
+    import threading  # a thread's stack is no larger than the main one's
+    t = threading.Thread(target=lambda: report(lambda: p.in_loop(4))); t.start(); t.join()
+    """))
+    assert lines[:2] == ["RETURNED 2.0", "RETURNED 50.0"], lines
+    assert re.match(r"RAISED MemoryError: cannot allocate a buffer of shape \(4611686018427387904\) "
+                    r"of 8-byte elements: its size does not fit", lines[2]), lines
+    assert lines[3:] == ["RETURNED 2.0", "RETURNED 4.0"], lines
+
+
+def test_large_alloca_that_outlives_its_block_is_a_compile_error():
+    lines = run_child("""
+    try:
+        mlir_scan.compile('''
+    func.func @f(%n: index) -> f64 {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %z = memref.alloca() : memref<1xf64>
+      %init = memref.cast %z : memref<1xf64> to memref<?xf64>
+      %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> memref<?xf64> {
+        %a = memref.alloca() : memref<1000000xf64>
+        %v = memref.cast %a : memref<1000000xf64> to memref<?xf64>
+        scf.yield %v : memref<?xf64>
+      }
+      %x = memref.load %r[%c0] : memref<?xf64>
+      return %x : f64
+    }''')
+    except Exception as exc:
+        print("RAISED", type(exc).__name__, str(exc).replace("\\n", " "), flush=True)
+    """)
+    assert re.match(r"RAISED MLIRError .*'memref.alloca' op of 8000000 bytes .*too large for the stack.*"
+                    r"used outside its block", lines[0]), lines
+
+
+def test_static_shapes_of_more_than_2_63_elements_are_compile_errors():
+    """A static result of 2**61 rows of 8 elements: the memref lowering
+    aborted computing the strides of its buffer."""
+    lines = run_child("""
+    try:
+        mlir_scan.compile('''
+    func.func @f(%x0: tensor<8xf64>) -> tensor<2305843009213693952x8xf64> {
+      %n = arith.constant 2305843009213693952 : index
+      %r = scan.scan steps(%n) sitsot(%x0 : tensor<8xf64>) {
+      ^bb0(%a: tensor<8xf64>):
+        scan.yield %a : tensor<8xf64>
+      } -> (tensor<2305843009213693952x8xf64>)
+      return %r : tensor<2305843009213693952x8xf64>
+    }''')
+    except Exception as exc:
+        print("RAISED", type(exc).__name__, str(exc).replace("\\n", " "), flush=True)
+    """)
+    assert re.match(r"RAISED MLIRError .*'scan.scan' op uses the type 'tensor<2305843009213693952x8xf64>', whose static sizes "
+                    r"multiply to more than 2\*\*63 - 1 elements", lines[0]), lines
+
+
+# D2, D9: `n_steps + window` rows passed 2**63 - 1 and wrapped: the check
+# of the buffer's length passed (then the steps read out of bounds), or
+# reported a wrapped number.
+_WINDOWS = """
+p = mlir_scan.compile('''
+func.func @grad(%n: index, %buf: tensor<?xf64>) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) mitmot(%buf[0] -> [1] : tensor<?xf64>) {
+  ^bb0(%a: f64):
+    scan.yield %a : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+func.func @grad4(%n: index, %buf: tensor<?xf64>) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) mitmot(%buf[0, 3] -> [4] : tensor<?xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+func.func @ahead(%n: index, %xs: tensor<?xf64>) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) sequences(%xs[0, 5] : tensor<?xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+func.func @behind(%n: index, %xs: tensor<?xf64>) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) sequences(%xs[-9223372036854775807, 0] : tensor<?xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    %s = arith.addf %a, %b : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+''', optimize=OPTIMIZE)
+"""
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+@pytest.mark.parametrize("call, expected", [
+    ("p.grad(2**63 - 1, np.ones(3))", "mitmot buffer #0 has 3 rows but the steps and taps need 9223372036854775808"),
+    ("p.grad(2**63 - 2, np.ones(3))", "mitmot buffer #0 has 3 rows but the steps and taps need 9223372036854775807"),
+    ("p.grad4(2**63 - 4, np.ones(3))", "mitmot buffer #0 has 3 rows but the steps and taps need 9223372036854775808"),
+    ("p.grad4(2**63 - 1, np.ones(3))", "mitmot buffer #0 has 3 rows but the steps and taps need 9223372036854775811"),
+    ("p.ahead(2**63 - 5, np.ones(3))", "sequence #0 has 3 rows but the steps and taps need 9223372036854775808"),
+    ("p.behind(2, np.ones(3))", "sequence #0 has 3 rows but the steps and taps need 9223372036854775809"),
+])
+def test_row_counts_past_2_63_are_exact_errors(optimize, call, expected):
+    lines = run_child(_WINDOWS.replace("OPTIMIZE", repr(optimize)) + f"report(lambda: {call})\n"
+                      "report(lambda: p.grad4(2, np.arange(6.0)))\n"
+                      "report(lambda: p.ahead(2, np.arange(7.0)))\n")
+    assert lines[0] == f"RAISED ValueError: scan: {expected}", lines
+    # the process goes on; valid calls give the semantics of SPEC §4
+    source = _WINDOWS.split("'''")[1]
+    assert lines[1] == f"RETURNED {reference.run(source, 'grad4', 2, np.arange(6.0)).tolist()!r}", lines
+    assert lines[2] == f"RETURNED {reference.run(source, 'ahead', 2, np.arange(7.0)).tolist()!r}", lines
+
+
+# D3: reshapes that take their sizes on trust.
+_RESHAPES = """
+func.func @reshape(%x: tensor<?xf64>, %s: tensor<2xindex>) -> tensor<?x?xf64> {
+  %y = tensor.reshape %x(%s) : (tensor<?xf64>, tensor<2xindex>) -> tensor<?x?xf64>
+  return %y : tensor<?x?xf64>
+}
+func.func @reshape_static(%x: tensor<?xf64>, %s: tensor<2xindex>) -> tensor<?x3xf64> {
+  %y = tensor.reshape %x(%s) : (tensor<?xf64>, tensor<2xindex>) -> tensor<?x3xf64>
+  return %y : tensor<?x3xf64>
+}
+func.func @expand(%x: tensor<?xf64>, %s: index) -> tensor<?x3xf64> {
+  %y = tensor.expand_shape %x [[0, 1]] output_shape [%s, 3] : tensor<?xf64> into tensor<?x3xf64>
+  return %y : tensor<?x3xf64>
+}
+func.func @expand_in_scan(%xs: tensor<?x?xf64>, %s: index) -> tensor<?x?x2xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?x?xf64>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) nonsequences(%s : index) {
+  ^bb0(%row: tensor<?xf64>, %ss: index):
+    %y = tensor.expand_shape %row [[0, 1]] output_shape [%ss, 2] : tensor<?xf64> into tensor<?x2xf64>
+    scan.yield %y : tensor<?x2xf64>
+  } -> (tensor<?x?x2xf64>)
+  return %r : tensor<?x?x2xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("call, line, what", [
+    ("p.reshape(np.arange(4.0), np.array([3, 3]))", 3, "the shape operand does not have as many elements"),
+    ("p.reshape(np.arange(6.0), np.array([-2, -3]))", 3, "the shape operand does not have as many elements"),
+    ("p.reshape(np.arange(6.0), np.array([2**62, 4]))", 3, "the shape operand does not have as many elements"),
+    ("p.reshape_static(np.arange(6.0), np.array([3, 2]))", 7, "the shape operand does not have as many"),
+    ("p.expand(np.arange(7.0), 2)", 11, "the output sizes of dimension 0 of the source do not multiply"),
+    ("p.expand(np.arange(6.0), -1)", 11, "the output sizes of dimension 0 of the source do not multiply"),
+    ("p.expand_in_scan(np.ones((3, 4)), 3)", 19, "the output sizes of dimension 0 of the source do not multiply"),
+])
+def test_reshapes_with_wrong_sizes_raise_naming_the_op(call, line, what):
+    lines = run_child(f"p = mlir_scan.compile('''{_RESHAPES}''')\nreport(lambda: {call})\n")
+    assert lines[0].startswith(f"RAISED ValueError: {what}"), lines
+    assert f"(line {line}, column" in lines[0], lines
+
+
+def test_reshapes_with_right_sizes_work():
+    p = mlir_scan.compile(_RESHAPES)
+    x = np.arange(6.0)
+    np.testing.assert_array_equal(p.reshape(x, np.array([2, 3])), x.reshape(2, 3))
+    np.testing.assert_array_equal(p.reshape(np.zeros(0), np.array([0, 5])), np.zeros((0, 5)))
+    np.testing.assert_array_equal(p.reshape_static(x, np.array([2, 3])), x.reshape(2, 3))
+    np.testing.assert_array_equal(p.expand(x, 2), x.reshape(2, 3))
+    xs = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(p.expand_in_scan(xs, 2), xs.reshape(3, 2, 2))
+
+
+# D4: integer division by zero and INT_MIN / -1 trap (SIGFPE).
+_DIVISIONS = "\n".join(f"""
+func.func @{op}(%a: i64, %b: i64) -> i64 {{
+  %c = arith.{op} %a, %b : i64
+  return %c : i64
+}}""" for op in ("divsi", "remsi", "divui", "remui", "ceildivsi", "floordivsi", "ceildivui")) + """
+func.func @elementwise(%a: tensor<?xi64>, %b: tensor<?xi64>) -> tensor<?xi64> {
+  %c = arith.divsi %a, %b : tensor<?xi64>
+  return %c : tensor<?xi64>
+}
+func.func @in_scan(%xs: tensor<?xi32>, %d: i32) -> tensor<?xi32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?xi32>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?xi32>) nonsequences(%d : i32) {
+  ^bb0(%x: i32, %dd: i32):
+    %q = arith.remsi %x, %dd : i32
+    scan.yield %q : i32
+  } -> (tensor<?xi32>)
+  return %r : tensor<?xi32>
+}
+"""
+
+
+@pytest.mark.parametrize("call, line, what", [
+    *[(f"p.{op}(7, 0)", 3 + 5 * i, "integer division by zero")
+      for i, op in enumerate(("divsi", "remsi", "divui", "remui", "ceildivsi", "floordivsi", "ceildivui"))],
+    *[(f"p.{op}(-2**63, -1)", 3 + 5 * i, "signed integer division overflows")
+      for i, op in ((0, "divsi"), (1, "remsi"), (4, "ceildivsi"), (5, "floordivsi"))],
+    ("p.elementwise(np.array([4, 5, 6]), np.array([1, 0, 2]))", 37, "integer division by zero"),
+    ("p.elementwise(np.array([4, -2**63]), np.array([1, -1]))", 37, "signed integer division overflows"),
+    ("p.in_scan(np.arange(5, dtype=np.int32), np.int32(0))", 45, "integer division by zero"),
+    ("p.in_scan(np.array([-2**31], np.int32), np.int32(-1))", 45, "signed integer division overflows"),
+])
+def test_integer_division_traps_become_errors_naming_the_op(call, line, what):
+    lines = run_child(f"p = mlir_scan.compile('''{_DIVISIONS}''')\nreport(lambda: {call})\n"
+                      "report(lambda: p.floordivsi(-7, 2))\n")
+    assert lines[0].startswith(f"RAISED ValueError: {what}"), lines
+    assert f"(line {line}, column" in lines[0], lines
+    assert lines[1] == "RETURNED -4", lines
+
+
+def test_integer_divisions_compute_what_they_did():
+    p = mlir_scan.compile(_DIVISIONS)
+    assert (p.divsi(-7, 2), p.remsi(-7, 2), p.ceildivsi(-7, 2), p.floordivsi(-7, 2)) == (-3, -1, -3, -4)
+    assert (p.divui(7, 2), p.remui(7, 2), p.ceildivui(7, 2)) == (3, 1, 4)
+    assert p.divsi(-2**63, 1) == -2**63 and p.divsi(2**63 - 1, -1) == -(2**63 - 1)
+    np.testing.assert_array_equal(p.elementwise(np.array([7, -7, 9]), np.array([2, 2, -3])), [3, -3, -3])
+    np.testing.assert_array_equal(p.in_scan(np.arange(5, dtype=np.int32), np.int32(3)), [0, 1, 2, 0, 1])
+    # checks=False leaves the checks out (for IR known to be correct)
+    assert "integer division by zero" in p.ir("scf")
+    assert "integer division by zero" not in mlir_scan.compile(_DIVISIONS, checks=False).ir("scf")
+
+
+def test_the_builders_guarded_integer_division_gets_no_check():
+    """`//` and `%` of the graph builder guard their divisor themselves (a
+    zero divisor gives 0): no run-time check in the elementwise loop."""
+    a, b = T.lvector("a"), T.lvector("b")
+    f = theano.function([a, b], [a // b, a % b])
+    q, r = f(np.array([7, -7, 5, -2**63]), np.array([2, 2, 0, -1]))
+    np.testing.assert_array_equal(q, [3, -4, 0, -2**63])
+    np.testing.assert_array_equal(r, [1, 1, 0, 0])
+    assert "integer division" not in f.program.ir("scf")
+
+
+# D5: a global declared but defined nowhere failed at the first call with
+# "symbol _mlir__mlir_ciface_f not found".
+@pytest.mark.parametrize("source", [
+    """llvm.mlir.global external @nowhere_g() : f64
+    func.func @f() -> f64 {
+      %p = llvm.mlir.addressof @nowhere_g : !llvm.ptr
+      %v = llvm.load %p : !llvm.ptr -> f64
+      return %v : f64
+    }""",
+    """memref.global @nowhere_g : memref<4xf64>
+    func.func @f() -> f64 {
+      %m = memref.get_global @nowhere_g : memref<4xf64>
+      %c0 = arith.constant 0 : index
+      %v = memref.load %m[%c0] : memref<4xf64>
+      return %v : f64
+    }""",
+])
+def test_undefined_external_global_is_named_at_compile_time(source):
+    with pytest.raises(ValueError, match=r"compile: the module uses external global\(s\) @nowhere_g, "
+                                         r"defined neither in the module nor in the process"):
+        mlir_scan.compile(source)
+    # a global with a value, and one the process defines, are fine
+    p = mlir_scan.compile("""
+    memref.global "private" constant @k : memref<2xf64> = dense<[1.5, 2.5]>
+    llvm.mlir.global external @environ() : !llvm.ptr
+    func.func @f() -> f64 {
+      %m = memref.get_global @k : memref<2xf64>
+      %c1 = arith.constant 1 : index
+      %v = memref.load %m[%c1] : memref<2xf64>
+      %e = llvm.mlir.addressof @environ : !llvm.ptr
+      return %v : f64
+    }""")
+    assert p.f() == 2.5
+
+
+# D6: arguments NumPy cannot represent.
+def test_integers_of_any_size_are_range_errors():
+    p = mlir_scan.compile("""
+    func.func @i64(%a: i64) -> i64 { return %a : i64 }
+    func.func @ix(%a: index) -> index { return %a : index }
+    func.func @i8(%a: i8) -> i8 { return %a : i8 }""" + CUMSUM)
+    for fn, value, type_ in [(p.i64, 2**64, "i64"), (p.i64, 10**400, "i64"), (p.ix, 2**64, "index"),
+                             (p.i64, -2**64 - 1, "i64"), (p.i64, -10**400, "i64"), (p.i8, 2**80, "i8")]:
+        with pytest.raises(ValueError, match=rf"argument #0 of @\w+ \({type_}\): .* does not fit in {type_}"):
+            fn(value)
+    assert p.i64(-2**63) == -2**63 and p.ix(2**63 - 1) == 2**63 - 1 and p.i8(np.int8(-5)) == -5
+    with pytest.raises(ValueError, match=r"argument #0 of @cumsum \(tensor<\?xf64>\): cannot convert list "
+                                         r"to an array: .*inhomogeneous"):
+        p.cumsum([1, [2]], 0.0)
+
+
+# D7: options of the wrong type were silently accepted (`checks="no"` is
+# truthy: the checks stayed on).
+@pytest.mark.parametrize("option", [dict(checks="no"), dict(checks=None), dict(checks=1),
+                                    dict(vectorize="x"), dict(vectorize=None)])
+def test_bad_flag_options_are_type_errors(option):
+    name, value = next(iter(option.items()))
+    with pytest.raises(TypeError, match=rf"compile: {name} must be True or False, got {value!r}"):
+        mlir_scan.compile(CUMSUM, **option)
+
+
+# D8: result[-1] of an until scan in constant memory.
+_UNTIL_POWER = """
+A = T.vector("A"); k = T.lscalar("k")
+r, _ = theano.scan(lambda p, A: (p * A, theano.scan_module.until(T.gt(p.sum(), 1e300))),
+                   outputs_info=T.ones_like(A), non_sequences=A, n_steps=k)
+"""
+
+
+def test_last_value_of_an_until_scan_runs_in_constant_memory():
+    """10**7 steps over 10 elements without stopping: keeping every row is
+    800 MB (it grew the process by 1.6 GiB, the buffer doubling); with keep
+    [1] and a step counter the call's peak memory does not grow with k."""
+    lines = run_child(_UNTIL_POWER + textwrap.dedent("""
+    f = theano.function([A, k], r[-1])
+    a = np.full(10, 1.0000001)
+    f(a, 3)
+    def status(field):
+        with open("/proc/self/status") as s:
+            return next(int(l.split()[1]) for l in s if l.startswith(field + ":"))
+    with open("/proc/self/clear_refs", "w") as c:
+        c.write("5")
+    before = status("VmRSS")
+    value = f(a, 10**7)
+    print(f"RETURNED {status('VmHWM') - before}", flush=True)
+    report(lambda: float(value[0]))
+    report(lambda: f(a, 0))
+    print("KEEP", "keep [1, 1]" in f.program.ir("optimized"), flush=True)
+    """), timeout=300)
+    growth_kib = int(lines[0].split()[1])
+    assert growth_kib < 16 * 1024, f"the call grew the process by {growth_kib} KiB"
+    np.testing.assert_allclose(float(lines[1].split()[1]), 1.0000001 ** 10**7, rtol=1e-6)
+    assert lines[2].startswith("RAISED IndexError"), lines
+
+
+def test_last_rows_of_until_scans_equal_those_without_save_mem():
+    """The builder's result[-1] and result[-2] of until scans, compiled with
+    and without the rewrites (FAST_COMPILE): same values, same errors."""
+    A = T.vector("A")
+    k = T.lscalar("k")
+    r, _ = theano.scan(lambda p, A: (p * A, theano.scan_module.until(T.gt(p.sum(), 100.0))),
+                       outputs_info=T.ones_like(A), non_sequences=A, n_steps=k)
+    fast = theano.function([A, k], [r[-1], r[-2], r.shape[0]])
+    plain = theano.function([A, k], [r[-1], r[-2], r.shape[0]], mode="FAST_COMPILE")
+    assert "keep" in fast.program.ir("optimized") and "keep" not in plain.program.ir("optimized")
+    a = np.array([1.5, 2.0, 0.5])
+    for steps in (2, 3, 10, 10**12):
+        for got, want in zip(fast(a, steps), plain(a, steps)):
+            np.testing.assert_array_equal(got, want)
+    for steps in (0, 1):
+        for f in (fast, plain):
+            with pytest.raises(IndexError):
+                f(a, steps)
+
+
+# D9: numbers in messages, zero-byte buffers.
+def test_padding_that_overflows_and_empty_buffers_with_huge_sizes():
+    lines = run_child("""
+    p = mlir_scan.compile('''
+    func.func @pad(%x: tensor<?xf64>, %l: index) -> tensor<?xf64> {
+      %z = arith.constant 0.0 : f64
+      %y = tensor.pad %x low[%l] high[%l] {
+      ^bb0(%i: index):
+        tensor.yield %z : f64
+      } : tensor<?xf64> to tensor<?xf64>
+      return %y : tensor<?xf64>
+    }
+    func.func @empty(%a: index, %b: index) -> tensor<?x?xf64> {
+      %e = tensor.empty(%a, %b) : tensor<?x?xf64>
+      return %e : tensor<?x?xf64>
+    }
+    func.func @empty_rows(%a: index, %b: index) -> index {
+      %e = tensor.empty(%a, %b) : tensor<?x?xf64>
+      %c0 = arith.constant 0 : index
+      %d = tensor.dim %e, %c0 : tensor<?x?xf64>
+      return %d : index
+    }''')
+    report(lambda: p.pad(np.ones(3), 2**62))
+    report(lambda: p.pad(np.ones(3), -1))
+    report(lambda: p.pad(np.ones(1), 2))
+    report(lambda: p.empty_rows(2**62, 0))
+    report(lambda: p.empty(2**62, 0))
+    report(lambda: p.empty(2**62, 1))
+    report(lambda: p.empty(-1, 0))
+    """)
+    assert lines[0].startswith("RAISED ValueError: padding of dimension 0 is negative or the padded size does "
+                               "not fit in 64 bits (line 4"), lines
+    assert lines[1].startswith("RAISED ValueError: padding of dimension 0 is negative"), lines
+    assert lines[2] == "RETURNED [0.0, 0.0, 1.0, 0.0, 0.0]"
+    assert lines[3] == f"RETURNED {2**62}"
+    # 0 bytes: not a MemoryError; NumPy cannot hold the shape, which is said
+    assert lines[4] == ("RAISED ValueError: result #0 has shape (4611686018427387904, 0), which a NumPy "
+                        "array cannot have (the product of its sizes does not fit in 64 bits)"), lines
+    assert lines[5].startswith("RAISED MemoryError: cannot allocate a buffer of shape (4611686018427387904, 1)")
+    assert lines[6].startswith("RAISED ValueError: cannot allocate a buffer of shape (-1, 0): negative size")
+
+
+# D10: a mitsot window too large for registers.
+def _window_program(taps: str, init: str = "tensor<?xf64>") -> str:
+    return f"""
+    func.func @f(%n: index, %x0: {init}) -> tensor<?xf64> {{
+      %r = scan.scan steps(%n) mitsot(%x0[{taps}] : {init}) {{
+      ^bb0(%a: f64, %b: f64):
+        %s = arith.addf %a, %b : f64
+        scan.yield %s : f64
+      }} -> (tensor<?xf64>)
+      return %r : tensor<?xf64>
+    }}
+    func.func @last(%n: index, %x0: {init}) -> f64 {{
+      %r = scan.scan steps(%n) mitsot(%x0[{taps}] : {init}) {{
+      ^bb0(%a: f64, %b: f64):
+        %s = arith.addf %a, %b : f64
+        scan.yield %s : f64
+      }} -> (tensor<?xf64>)
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %m = tensor.dim %r, %c0 : tensor<?xf64>
+      %l = arith.subi %m, %c1 : index
+      %v = tensor.extract %r[%l] : tensor<?xf64>
+      return %v : f64
+    }}"""
+
+
+@pytest.mark.parametrize("window", [8, 9, 100])
+def test_wide_scalar_windows_match_the_reference(window):
+    source = _window_program(f"-{window}, -1")
+    x0 = np.arange(1.0, window + 1)
+    for optimize in (True, False):
+        p = mlir_scan.compile(source, optimize=optimize)
+        for n in (0, 1, window + 3, 3 * window):
+            np.testing.assert_array_equal(p.f(n, x0), reference.run(source, "f", n, x0))
+        for n in (1, window + 3, 3 * window):  # keep [1]: a ring of window + 1 rows
+            assert p.last(n, x0) == reference.run(source, "last", n, x0)
+
+
+def test_huge_scalar_windows_compile_fast_and_run():
+    """A tap of -10**7 made 10**7 loop-carried values (over 60 s and 8.6 GB
+    to compile); one of -2**62 hung the compile."""
+    lines = run_child(f"""
+    import time
+    start = time.perf_counter()
+    p = mlir_scan.compile('''{_window_program("-10000000, -1")}''')
+    print(f"RETURNED {{time.perf_counter() - start < 20}}", flush=True)
+    x0 = np.arange(10**7, dtype=np.float64)
+    report(lambda: p.f(4, x0))
+    report(lambda: p.last(4, x0))
+    report(lambda: p.f(4, np.ones(3)))
+    q = mlir_scan.compile('''{_window_program("-4611686018427387904, -1")}''')
+    report(lambda: q.f(2, np.ones(3)))
+    report(lambda: q.f(0, np.ones(3)))
+    """, timeout=300)
+    assert lines[0] == "RETURNED True", lines
+    x = [float(v) for v in range(10**7 - 10, 10**7)]  # x[t] = x[t - 10**7] + x[t - 1]
+    for t in range(4):
+        x.append(t + x[-1])
+    assert lines[1] == f"RETURNED {x[-4:]!r}", lines
+    assert lines[2] == f"RETURNED {x[-1]!r}", lines
+    assert lines[3] == "RAISED ValueError: scan: mitsot #0 init has 3 rows but its taps need 10000000", lines
+    assert lines[4] == ("RAISED ValueError: scan: mitsot #0 init has 3 rows but its taps need "
+                        "4611686018427387904"), lines
+    assert lines[5] == "RAISED ValueError: scan: mitsot #0 init has 3 rows but its taps need 4611686018427387904"
+
+
+# D11: rows without elements.
+_EMPTY_ROWS = """
+func.func @states(%n: index, %x0: tensor<0xf32>) -> (tensor<?x0xf32>, tensor<2x0xf32>) {
+  %r:2 = scan.scan steps(%n) sitsot(%x0 : tensor<0xf32>, %x0 : tensor<0xf32>) keep [0, 2] {
+  ^bb0(%a: tensor<0xf32>, %b: tensor<0xf32>):
+    scan.yield %a, %b : tensor<0xf32>, tensor<0xf32>
+  } -> (tensor<?x0xf32>, tensor<2x0xf32>)
+  return %r#0, %r#1 : tensor<?x0xf32>, tensor<2x0xf32>
+}
+func.func @rows(%xs: tensor<?x0xf32>, %m0: tensor<2x3x0xf32>) -> (tensor<?x0xf32>, tensor<?x3x0xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?x0xf32>
+  %r:2 = scan.scan steps(%n) sequences(%xs : tensor<?x0xf32>) mitsot(%m0[-2, -1] : tensor<2x3x0xf32>) {
+  ^bb0(%x: tensor<0xf32>, %a: tensor<3x0xf32>, %b: tensor<3x0xf32>):
+    scan.yield %b, %x : tensor<3x0xf32>, tensor<0xf32>
+  } -> (tensor<?x3x0xf32>, tensor<?x0xf32>)
+  return %r#1, %r#0 : tensor<?x0xf32>, tensor<?x3x0xf32>
+}
+func.func @until(%n: index, %xs: tensor<?x0xf64>, %lim: index) -> tensor<?x0xf64> {
+  %r:2 = scan.scan steps(%n) until sequences(%xs : tensor<?x0xf64>) sitsot(%lim : index) {
+  ^bb0(%x: tensor<0xf64>, %k: index):
+    %c1 = arith.constant 1 : index
+    %c0 = arith.constant 0 : index
+    %next = arith.subi %k, %c1 : index
+    %stop = arith.cmpi eq, %next, %c0 : index
+    scan.yield %next, %x, %stop : index, tensor<0xf64>, i1
+  } -> (tensor<?xindex>, tensor<?x0xf64>)
+  return %r#1 : tensor<?x0xf64>
+}
+func.func @grad(%n: index, %buf: tensor<?x0xf64>) -> tensor<?x0xf64> {
+  %r = scan.scan steps(%n) mitmot(%buf[0] -> [0, 1] : tensor<?x0xf64>) {
+  ^bb0(%a: tensor<0xf64>):
+    scan.yield %a, %a : tensor<0xf64>, tensor<0xf64>
+  } -> (tensor<?x0xf64>)
+  return %r : tensor<?x0xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("fn, args", [
+    ("states", (3, np.zeros(0, np.float32))),
+    ("states", (0, np.zeros(0, np.float32))),
+    ("rows", (np.zeros((4, 0), np.float32), np.zeros((2, 3, 0), np.float32))),
+    ("rows", (np.zeros((0, 0), np.float32), np.zeros((2, 3, 0), np.float32))),
+    ("until", (200_000, np.zeros((200_000, 0)), 150_000)),
+    ("until", (3, np.zeros((3, 0)), 5)),
+    ("grad", (4, np.zeros((5, 0)))),
+])
+def test_rows_without_elements_lower_and_run(fn, args):
+    expected = reference.run(_EMPTY_ROWS, fn, *args)
+    for optimize in (True, False):
+        got = getattr(mlir_scan.compile(_EMPTY_ROWS, optimize=optimize), fn)(*args)
+        for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+            assert g.shape == e.shape and g.dtype == e.dtype, (fn, g.shape, e.shape)
 
 
 # ---------------------------------------------------------------------------

@@ -28,6 +28,13 @@ void materializeSelfFolds(ModuleOp module);
 /// folder aborts).
 void genericizeFoldHazards(ModuleOp module);
 
+/// Reports (a located error) the first op under `root` that uses a tensor
+/// or memref type whose static sizes multiply to more than 2**63 - 1
+/// elements: no buffer can have them, and the upstream memref code asserts
+/// computing their strides (defined in ScanCheckLowerable.cpp; run by
+/// scan-check-lowerable and before convert-scan-to-scf lowers anything).
+LogicalResult checkStaticSizes(Operation *root);
+
 /// Gives every destination-style op under `root` its own copy of a
 /// `tensor.empty` (or `linalg.fill` of one) destination that several ops
 /// share (defined in ScanFreshElementwiseInits.cpp).

@@ -143,11 +143,15 @@ def ScanSaveMem : Pass<"scan-save-mem"> {
     constant row of a statically sized result. Any other use (the whole
     output, a row counted from the start) leaves the output alone. The
     users are rewritten to read row `k - c` of the kept rows; run
-    `canonicalize` afterwards to drop the old index computations. Without
-    `until`, `tensor.dim %result, 0` may also have other users (the bounds
-    check of `result[-1]` that the graph builder emits): it becomes
+    `canonicalize` afterwards to drop the old index computations.
+    `tensor.dim %result, 0` may also have other users (the bounds check of
+    `result[-1]` that the graph builder emits): without `until` it becomes
     `n_steps`, which it always equals, so that memory stays constant when
-    the number of steps is only known at run time.
+    the number of steps is only known at run time. With `until` it is the
+    number of steps taken, which the kept rows no longer tell: the scan
+    gets a step counter, an `index` sitsot from 0 yielding `count + 1` with
+    `keep = 1` (one per scan, shared by its outputs), and the row count
+    becomes its kept row.
 
     ```mlir
     %r = scan.scan steps(%k) sitsot(%ones : tensor<?xf64>) ... -> (tensor<?x?xf64>)
@@ -404,7 +408,12 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
       lowering never has two live tensor views of the same row;
     * scalar sitsot/mitsot states are also carried as `iter_args` (a shift
       register of the last `K` values), so scalar recurrences stay in
-      registers;
+      registers, when `K <= 8`; a wider window (a mitsot tap of -10**7
+      would make that many loop-carried values) is read from the output
+      buffer like a tensor state. The rows before step 0 are one copy of
+      the whole init, and every other per-row loop the lowering emits
+      (the first rows of a mitmot ring) is an `scf.for` beyond 8 rows, so
+      the size of the lowered IR never depends on a tap's magnitude;
     * a mitmot buffer is copied once before the loop (the operand is never
       modified) and updated row by row; an in tap that reads the row an out
       tap of the same step overwrites is read from a one-row scratch copy;
@@ -412,11 +421,20 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
       tensor states, so the row being written is never a row being read)
       and are rotated into chronological order after the loop.
 
+    Rows without elements (a static row size 0, `tensor<?x0xf32>`) are
+    read as a `tensor.empty` and not written: MLIR's verifiers reject every
+    slice of such a value, even of size 0. A module using a type whose
+    static sizes multiply past 2**63 - 1 elements is refused with a located
+    error (see `scan-check-lowerable`).
+
     Run-time checks (`n_steps >= 0`, sequences and mitmot buffers long
     enough, dynamic mitsot inits with `K` rows) are compiled in: a failed
     check calls the run-time library's `@__mlir_scan_fail(code, item, have,
     need)` (declared in the module), which ends the call before any step
-    runs; `mlir_scan.compile` raises it as a Python `ValueError`. (The loop
+    runs; `mlir_scan.compile` raises it as a Python `ValueError`. The rows
+    a sequence or mitmot needs, `n_steps + window`, are compared unsigned:
+    both terms are below 2**63, so the sum is exact where it wraps as a
+    signed number (`n_steps = 2**63 - 1`), and the message gives it. (The loop
     also runs zero steps after a failed check, so nothing is read out of
     bounds even where the failure function returns.) Inside the loop, a
     yielded row with dynamic sizes is checked against its buffer's rows
@@ -516,7 +534,13 @@ def ScanCheckLowerable : Pass<"scan-check-lowerable", "::mlir::ModuleOp"> {
 
     * `memref.expand_shape` expanding one reassociation group into more
       than one dynamic size (`expand-strided-metadata` asserts "There must
-      be at most one dynamic size per group").
+      be at most one dynamic size per group");
+    * a memref (or tensor) type whose static sizes multiply to more than
+      2**63 - 1 elements (`memref<2305843009213693952x8xf64>`, the buffer
+      of such a static tensor result): the lowering asserts "integer
+      overflow in size computation" computing its strides, and no buffer
+      can have that many elements anyway. `convert-scan-to-scf` makes the
+      same check first (its row views would assert).
   }];
 }
 
@@ -543,6 +567,25 @@ def ScanRuntimeVerification : Pass<"scan-runtime-verification", "::mlir::ModuleO
       position inside the dimension. (The upstream model of LLVM 22.1 checks
       the offset of an empty slice too, rejecting valid programs, and has no
       model for insert_slice.)
+    * ops that take sizes on trust get this pass's own checks:
+      `tensor.reshape` / `memref.reshape` (the shape operand's sizes >= 0,
+      equal to the result type's static sizes, with as many elements as the
+      source: 4 elements read as 3 x 3 read past the source),
+      `tensor.expand_shape` / `memref.expand_shape` (each group's output
+      sizes >= 0 and multiplying to the size they split; this replaces the
+      upstream memref model, which only checks divisibility by the static
+      sizes), `tensor.collapse_shape` / `memref.collapse_shape` (a dynamic
+      group's product fits in 64 bits) and `tensor.pad` (padding >= 0, the
+      padded size fits in 64 bits). Products are computed with
+      `arith.mului_extended`: a size of 0 makes a product exact whatever the
+      other sizes.
+    * integer division and remainder (`divsi`, `divui`, `remsi`, `remui`,
+      `ceildivsi`, `ceildivui`, `floordivsi`) on scalars, and so inside the
+      linalg bodies of elementwise ops on tensors: a zero divisor, and for
+      the signed ones the minimum value divided by -1, make the x86
+      division trap (SIGFPE). No check where the divisor cannot be 0 (or
+      -1): a constant, or the graph builder's guarded `//` and `%`,
+      `select(y == 0 or y == -1, 1, y)`. Vector divisions are not checked.
 
     `scan-lower-asserts` later turns each `cf.assert` into a call of the
     run-time library, which ends the call with a `ValueError`.
@@ -559,7 +602,8 @@ def ScanRuntimeVerification : Pass<"scan-runtime-verification", "::mlir::ModuleO
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
     "::mlir::index::IndexDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
   let statistics = [
     Statistic<"numVerified", "verified-ops", "Ops given run-time checks">
@@ -587,7 +631,20 @@ def ScanCheckAllocations : Pass<"scan-check-allocations", "::mlir::ModuleOp"> {
     for a negative size, `MemoryError` otherwise, naming the shape). An
     allocation whose constant byte count is over the limit fails
     unconditionally at the same place. A size that fits but cannot be
-    served is the allocator's `MemoryError` (python/runtime/).
+    served is the allocator's `MemoryError` (python/runtime/). A buffer
+    with a size of 0 holds no byte: the product of its other sizes may
+    overflow without an error (`tensor.empty` of shape `(2**62, 0)`).
+
+    A *static* `memref.alloca` over the stack limit cannot be checked where
+    it is: LLVM allocates static allocas in the function's prologue (the
+    caller's, once inlined), before any check runs, and the frame alone
+    runs past the thread's stack. Such an alloca becomes a `memref.alloc`
+    (checked as above) with a `memref.dealloc` before the terminator of its
+    block, when its buffer dies there: every use of it and of its views is
+    in that block and none hands it on (the terminator, a call or loop
+    returning a memref). An alloca in a loop body is then freed every
+    iteration instead of piling up on the stack. One whose buffer outlives
+    its block is a compile-time error naming the op and its byte count.
 
     ```mlir
     %buf = memref.alloc(%n) : memref<?x4xf64>
@@ -605,7 +662,8 @@ def ScanCheckAllocations : Pass<"scan-check-allocations", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect"
   ];
   let statistics = [
-    Statistic<"numChecked", "checked-allocations", "Allocations given a size check">
+    Statistic<"numChecked", "checked-allocations", "Allocations given a size check">,
+    Statistic<"numMovedToHeap", "allocas-moved-to-heap", "Static allocas too large for the stack made heap allocations">
   ];
 }
 

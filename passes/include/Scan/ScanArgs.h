@@ -105,6 +105,16 @@ bool hasLiveUserOutside(Value value, Block &block,
 /// replaces it, which a running walk must not see.
 SmallVector<ScanOp> collectScans(Operation *root);
 
+/// `tensor.extract_slice %value[offsets] [sizes] [strides]`, or, when a
+/// static size of `value` is 0 (it holds no element), a `tensor.empty` of
+/// the slice's sizes: MLIR's verifier rejects every slice of such a value
+/// ("offset 1 is out-of-bounds: 0 >= 0": a static offset must be below the
+/// static size, even in a slice of size 0).
+Value extractSliceOrEmpty(OpBuilder &b, Location loc, Value value,
+                          ArrayRef<OpFoldResult> offsets,
+                          ArrayRef<OpFoldResult> sizes,
+                          ArrayRef<OpFoldResult> strides);
+
 /// The static row count of a stacked result: `keep` if set, else n_steps if
 /// it is a constant and the scan has no `until`, else dynamic.
 int64_t stackedRows(std::optional<int64_t> nSteps, bool until, int64_t keep);
