@@ -15,6 +15,7 @@ same comparison in seconds (``mlir-scan-nochecks``).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -58,9 +59,12 @@ def count(make: str, dtype: str, impl: str, calls: int) -> int:
         out = Path(tmp) / "callgrind.out"
         code = _CHILD.format(bench=str(BENCH), make=make, dtype=dtype, sizes=SIZES[make], impl=impl,
                              calls=calls)
+        # One thread: the parts of a large op that the pool's workers would
+        # run are not inside mlirScanInvoke's frame and would go uncounted.
+        env = dict(os.environ, MLIR_SCAN_NUM_THREADS="1")
         subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                         "--toggle-collect=mlirScanInvoke", f"--callgrind-out-file={out}",
-                        sys.executable, "-c", code], check=True, capture_output=True, text=True)
+                        sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
         summary = re.search(r"^summary:\s+(\d+)", out.read_text(), re.MULTILINE)
         return int(summary.group(1))
 

@@ -125,7 +125,7 @@ public:
     // A worker that claimed a part may have been descheduled (more threads
     // than free cores): after a short spin, give it this core.
     for (int spins = 0; pending.load(std::memory_order_acquire) != 0; ++spins) {
-      if (spins < 4096)
+      if (spins < 64)
         relax();
       else
         std::this_thread::yield();
