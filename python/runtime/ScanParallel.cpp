@@ -50,8 +50,10 @@ constexpr int64_t kMinWorkPerPart = int64_t(1) << 17;
 /// Parts start at multiples of this many iterations (whole vectors, and
 /// output elements of different parts in different cache lines).
 constexpr int64_t kAlign = 16;
-/// How many loops run on one thread after the pool found the cores busy.
+/// How many loops run on one thread after the pool found the cores busy
+/// (doubled while they stay busy, up to the maximum).
 constexpr int kBackoffLoops = 64;
+constexpr int kMaxBackoffLoops = 4096;
 /// How long a worker spins for the next part before it sleeps.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
@@ -130,16 +132,25 @@ public:
       else
         std::this_thread::yield();
     }
-    // Waiting longer for the workers than working oneself, three loops in a
-    // row, means the cores are busy with other work: run the next loops on
-    // one thread, then try again.
-    if (std::chrono::steady_clock::now() - done > done - start) {
-      if (++strikes >= 3) {
+    // Waiting for the workers more than half as long as working oneself
+    // (they should finish together), three loops in a row, means the cores
+    // are busy with other work: the next loops run on one thread. The first
+    // loop after that probes again; if it is late too, the next wait is
+    // twice as long (a probe costs up to a scheduler time slice).
+    bool late = 2 * (std::chrono::steady_clock::now() - done) > done - start;
+    if (late) {
+      if (probing || ++strikes >= 3) {
         strikes = 0;
-        backoff.store(kBackoffLoops, std::memory_order_relaxed);
+        probing = true;
+        backoff.store(backoffLength, std::memory_order_relaxed);
+        backoffLength = std::min(2 * backoffLength, kMaxBackoffLoops);
       }
     } else {
       strikes = 0;
+      if (probing) {
+        probing = false;
+        backoffLength = kBackoffLoops;
+      }
     }
     return true;
   }
@@ -198,7 +209,10 @@ private:
   std::condition_variable wake;
   std::atomic<uint64_t> ticket{0};
   std::atomic<int> pending{0};
-  int strikes = 0; // guarded by `busy`
+  // Guarded by `busy`: the lateness of the last loops and the backoff.
+  int strikes = 0;
+  bool probing = false;
+  int backoffLength = kBackoffLoops;
 
 public:
   /// Loops left to run on their caller's thread (the cores were busy).
