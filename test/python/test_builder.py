@@ -216,6 +216,23 @@ def test_static_indexing_against_numpy():
     assert s[1:3].type.shape == (2, 5) and s[::-2, 1].type.shape == (2,)
 
 
+def test_empty_static_slices_of_static_sizes():
+    # ``v[1:]`` of a one-row ``v``: an empty slice whose offset is past the end. MLIR
+    # rejects such a static offset even for an empty extract_slice (PyTensor's graph
+    # of a scan with n_steps=0 reads its one-row buffer this way).
+    v, w = T.tensor("float64", (1, None), "v"), T.tensor("float64", (3,), "w")
+    keys_v = [np.s_[1:], np.s_[1:, 1:], np.s_[5:], np.s_[1:, ::-1]]
+    keys_w = [np.s_[3:], np.s_[5:], np.s_[3:3], np.s_[-1:3], np.s_[2:0], np.s_[:-7:-1], np.s_[4::-2]]
+    outs = ([v[k] for k in keys_v] + [w[k] for k in keys_w] + [w[::-1][3:], w[2:][1:]]
+            + [T.set_subtensor(v[1:], 5.0), T.inc_subtensor(w[3:], 1.0), T.set_subtensor(w[5:], T.zeros((0,)))])
+    vv, wv = np.ones((1, 3)), np.arange(3.0)
+    want = ([vv[k] for k in keys_v] + [wv[k] for k in keys_w] + [wv[::-1][3:], wv[2:][1:]] + [vv, wv, wv])
+    got = F([v, w], outs)(vv, wv)
+    for n, (g, r) in enumerate(zip(got, want)):
+        assert g.shape == r.shape, n
+        np.testing.assert_array_equal(g, r, err_msg=str(n))
+
+
 def test_symbolic_indexing_against_numpy():
     x = T.dmatrix("x")
     i, j, k = T.iscalar("i"), T.lscalar("j"), T.iscalar("k")
@@ -356,6 +373,21 @@ def test_dot_every_combination():
     f = F([A, v], T.dot(A, v))
     with pytest.raises(ValueError, match="not aligned"):
         f(np.ones((2, 3)), np.ones(4))
+
+
+def test_dot_of_a_dimshuffle_that_drops_an_axis():
+    # ``X.dimshuffle(1, 0)`` of an (n, m, 1) tensor transposes AND drops the size-1
+    # axis: Dot's shortcut for ``x.T @ y`` (read x's source in place) must not take
+    # the rank-3 source for a matrix (it emitted a rank-3 linalg operand).
+    X = T.tensor("float64", (None, None, 1), "X")
+    A, B = T.dmatrix("A"), T.dmatrix("B")
+    outs = [T.dot(X.dimshuffle(1, 0), A), T.dot(X.dimshuffle(1, 0), X.dimshuffle(0, 1)), T.dot(B.T, A)]
+    rng = np.random.RandomState(3)
+    Xv, Av, Bv = rng.normal(size=(3, 2, 1)), rng.normal(size=(3, 4)), rng.normal(size=(3, 3))
+    X2 = Xv[:, :, 0]
+    got = F([X, A, B], outs)(Xv, Av, Bv)
+    for g, r in zip(got, [X2.T @ Av, X2.T @ X2, Bv.T @ Av]):
+        np.testing.assert_allclose(g, r, rtol=1e-12)
 
 
 def test_structure_ops_against_numpy():

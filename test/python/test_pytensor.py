@@ -290,6 +290,133 @@ def test_truncated_gradient():
     assert_same(ours, ref, rng.normal(size=(8, 4)), rng.normal(size=4), 0.5 * rng.normal(size=(4, 4)), rtol=1e-10)
 
 
+def test_gradient_of_an_rnn_written_with_dot_W_h():
+    """D1: ``dot(W, h)`` makes PyTensor's gradient transpose a (n, m, 1) tensor into a matrix
+    (a DimShuffle that also drops an axis) feeding a Dot: it must compile, as one module."""
+    W, x = pt.matrix("W"), pt.vector("x")
+    hs = pytensor.scan(lambda h, W: pt.tanh(pt.dot(W, h)), outputs_info=x, non_sequences=W, n_steps=4,
+                       return_updates=False)
+    ours, ref = compile_both([W, x], [pytensor.grad(hs.sum(), W), pytensor.grad((hs ** 2).sum(), x)])
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    rng = np.random.default_rng(1)
+    assert_same(ours, ref, 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3), rtol=1e-10)
+
+
+def test_dot_of_a_dimshuffle_dropping_a_broadcastable_axis():
+    x, y = pt.tensor3("x", shape=(None, None, 1)), pt.matrix("y")
+    ours, ref = compile_both([x, y], [pt.dot(x.dimshuffle(1, 0), y), pt.dot(y, x.dimshuffle(0, 1))])
+    assert whole(ours)
+    rng = np.random.default_rng(2)
+    assert_same(ours, ref, rng.normal(size=(3, 2, 1)), rng.normal(size=(3, 3)))
+
+
+@pytest.mark.parametrize("k", [1, 3, 7, 8, 20])
+@pytest.mark.parametrize("taps", [False, True])
+def test_truncated_gradient_wrt_the_sequence(k, taps):
+    """D2: the backward scan of ``truncate_gradient=k`` runs min(n, k) steps into an n-row
+    nit_sot output; PyTensor's rows that no step wrote are zeros."""
+    x, h0, W = pt.matrix("x"), pt.vector("h0"), pt.matrix("W")
+    if taps:
+        hs = pytensor.scan(lambda x_m1, x_t, h, W: pt.tanh(pt.dot(h, W) + x_t * x_m1),
+                           sequences=dict(input=x, taps=[-1, 0]), outputs_info=h0, non_sequences=[W],
+                           truncate_gradient=k, return_updates=False)
+    else:
+        hs = pytensor.scan(lambda x_t, h, W: pt.tanh(pt.dot(h, W) + x_t), sequences=x, outputs_info=h0,
+                           non_sequences=[W], truncate_gradient=k, return_updates=False)
+    ours, ref = compile_both([x, h0, W], pytensor.grad((hs ** 2).sum(), [x, W, h0]))
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    rng = np.random.default_rng(k)
+    gx = assert_same(ours, ref, rng.normal(size=(8, 3)), rng.normal(size=3), 0.5 * rng.normal(size=(3, 3)),
+                     rtol=1e-10)[0]
+    n_rows = 8 - 1 if taps else 8
+    if k < n_rows:
+        assert not gx[:n_rows - k - 1].any()  # (with taps, row n-k-1 is also read at tap -1)
+    f = pytensor.function([x, h0, W], pytensor.grad(hs.sum(), x), mode="MLIR_SCAN")
+    assert_same(f, pytensor.function([x, h0, W], pytensor.grad(hs.sum(), x)), np.ones((8, 3)), np.ones(3),
+                np.eye(3))
+
+
+def test_truncated_gradient_of_the_builder_wrt_the_sequence():
+    """D2, the builder's own truncate_gradient: the same values as PyTensor's."""
+    import mlir_scan as theano
+    from mlir_scan import tensor as T
+
+    rng = np.random.default_rng(5)
+    args = [rng.normal(size=(8, 3)), rng.normal(size=3), 0.5 * rng.normal(size=(3, 3))]
+    for k in (1, 3):
+        bx, bh0, bW = T.dmatrix("x"), T.dvector("h0"), T.dmatrix("W")
+        bhs, _ = theano.scan(lambda x_t, h, W: T.tanh(T.dot(h, W) + x_t), sequences=bx, outputs_info=bh0,
+                             non_sequences=[bW], truncate_gradient=k)
+        got = theano.function([bx, bh0, bW], theano.grad(bhs.sum(), [bx, bW]))(*args)
+        x, h0, W = pt.matrix("x"), pt.vector("h0"), pt.matrix("W")
+        hs = pytensor.scan(lambda x_t, h, W: pt.tanh(pt.dot(h, W) + x_t), sequences=x, outputs_info=h0,
+                           non_sequences=[W], truncate_gradient=k, return_updates=False)
+        want = pytensor.function([x, h0, W], pytensor.grad(hs.sum(), [x, W]))(*args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_zero_constant_steps():
+    """D3: ``n_steps=0`` (PyTensor's graph slices ``[1:]`` a one-row buffer)."""
+    x0, m0, s0 = pt.vector("x0"), pt.matrix("m0"), pt.scalar("s0")
+    outs = [pytensor.scan(lambda s: s + 1, outputs_info=x0, n_steps=0, return_updates=False),
+            pytensor.scan(lambda s: s * 2, outputs_info=m0, n_steps=0, return_updates=False),
+            pytensor.scan(lambda s: s * 2, outputs_info=s0, n_steps=0, return_updates=False),
+            pytensor.scan(lambda a, b: a + b, outputs_info=dict(initial=m0, taps=[-2, -1]), n_steps=0,
+                          return_updates=False)]
+    for out in outs:
+        ours, ref = compile_both([x0, m0, s0], out, on_unused_input="ignore")
+        assert whole(ours)
+        got = assert_same(ours, ref, np.ones(3), np.ones((2, 3)), 1.5)
+    assert got[0].shape == (0, 3)
+
+
+def test_specify_shape_with_unknown_sizes():
+    """D4: SpecifyShape's None sizes (NoneConst inputs) translate; PyTensor puts one in RNN gradients."""
+    x = pt.matrix("x")
+    ours, ref = compile_both([x], pt.specify_shape(x, (None, 3)) * 2)
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    assert_same(ours, ref, np.arange(6.0).reshape(2, 3))
+    with pytest.raises(AssertionError):
+        ours(np.ones((2, 4)))
+    W = pt.matrix("W")
+    hs = pytensor.scan(lambda h, W: pt.tanh(pt.dot(h, W)), outputs_info=pt.zeros(3), non_sequences=W, n_steps=4,
+                       return_updates=False)
+    ours, ref = compile_both([W], pytensor.grad(hs[-1].sum(), W))
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    assert_same(ours, ref, 0.5 * np.random.default_rng(6).normal(size=(3, 3)), rtol=1e-10)
+
+
+def test_symbolic_index_of_a_scan_output():
+    """D5: ``out[i]`` reads the buffer at ``switch(i < 0, i, ScalarFromTensor(i) + 1)``: scalar ops
+    on ScalarType values, outside any Elemwise."""
+    x, i, j = pt.matrix("x"), pt.iscalar("i"), pt.lscalar("j")
+    out = pytensor.scan(lambda r, acc: acc + r, sequences=x, outputs_info=pt.zeros_like(x[0]),
+                        return_updates=False)
+    ours, ref = compile_both([x, i, j], [out[i], out[i:j], out[j - 1], out[::j], out[i // 2] * j])
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    xv = np.arange(12.0).reshape(4, 3)
+    for iv, jv in [(0, 1), (2, 3), (3, 4), (-1, 2), (-4, 1)]:
+        assert_same(ours, ref, xv, iv, jv)
+    with pytest.raises(IndexError):
+        ours(xv, 9, 1)
+
+
+def test_scalar_ops_on_scalar_values():
+    """D5: ScalarType values from ScalarFromTensor, through the scalar ops of the Elemwise table."""
+    import pytensor.scalar as ps
+    from pytensor.tensor.basic import scalar_from_tensor, tensor_from_scalar
+
+    a, b = pt.dscalar("a"), pt.lscalar("b")
+    sa, sb = scalar_from_tensor(a), scalar_from_tensor(b)
+    exprs = [sa * 2 + sb, ps.exp(sa) - ps.sqrt(ps.abs(sa)), ps.switch(ps.lt(sa, 0), sb, sb * 3), sb // 2,
+             sb % 3, ps.maximum(sa, sb), ps.cast(sa, "int32"), ps.tanh(sa) ** 2]
+    ours, ref = compile_both([a, b], [tensor_from_scalar(e) for e in exprs])
+    assert whole(ours), ours.maker.linker.left_to_pytensor
+    for av, bv in [(1.5, 7), (-0.25, -3)]:
+        assert_same(ours, ref, av, bv)
+
+
 # -- fallback and strict mode ----------------------------------------------------------------------
 
 
@@ -331,6 +458,81 @@ def test_strict_names_the_unsupported_op():
     # A supported graph compiles in strict mode.
     f = pytensor.function([x], ys, mode=mp.get_mode(strict=True))
     np.testing.assert_allclose(f(np.ones(3)), 2 * np.arange(1, 4.0))
+
+
+def test_strict_names_the_op_of_a_rejected_type():
+    """D6: a value of an unsupported type (a random generator, uint8) names the op reading it."""
+    x = pt.vector("x")
+    rng = pytensor.shared(np.random.default_rng(0))
+    y = x + pt.random.normal(size=x.shape, rng=rng)
+    with pytest.raises(mp.UnsupportedOpError, match="normal_rv") as info:
+        pytensor.function([x], y, mode=mp.get_mode(strict=True))
+    assert info.value.__cause__.op is not None
+    ours = pytensor.function([x], y, mode="MLIR_SCAN")
+    [(op, reason)] = ours.maker.linker.left_to_pytensor
+    assert "normal_rv" in str(op) and "normal_rv" in reason
+    u = pt.vector("u", dtype="uint8")
+    with pytest.raises(mp.UnsupportedOpError, match="Mul.*uint8"):
+        pytensor.function([u], u * 2, mode=mp.get_mode(strict=True))
+
+
+def _rnn_grad():
+    W, x = pt.matrix("W"), pt.vector("x")
+    hs = pytensor.scan(lambda h, W: pt.tanh(pt.dot(h, W)), outputs_info=x, non_sequences=W, n_steps=4,
+                       return_updates=False)
+    rng = np.random.default_rng(7)
+    return [W, x], [hs[-1].sum(), pytensor.grad(hs.sum(), W)], [0.5 * rng.normal(size=(3, 3)), rng.normal(size=3)]
+
+
+def test_compile_failure_falls_back(monkeypatch):
+    """D7: a translated graph that fails to compile runs in PyTensor (never an MLIRError to the
+    user), its scans compiled one by one where they compile; strict mode raises CompileError."""
+    from mlir.ir import MLIRError
+
+    from mlir_scan.pytensor import fallback, linker
+
+    ins, outs, args = _rnn_grad()
+    ref = pytensor.function(ins, outs)
+
+    def fails(*a, **k):
+        raise MLIRError("Unable to parse module assembly:\nerror: something the lowering rejects", [])
+
+    monkeypatch.setattr(linker, "builder_function", fails)
+    ours = pytensor.function(ins, outs, mode="MLIR_SCAN")
+    assert not whole(ours)
+    reason = ours.maker.linker.left_to_pytensor[0]
+    assert reason[0] is None and "failed to compile: MLIRError" in reason[1]
+    assert "MlirScanOp" in {type(n.op).__name__ for n in ours.maker.fgraph.toposort()}
+    assert_same(ours, ref, *args, rtol=1e-10)
+    with pytest.raises(mp.CompileError, match="MLIRError.*lowering rejects"):
+        pytensor.function(ins, outs, mode=mp.get_mode(strict=True))
+
+    # The scans fail too: all of it is PyTensor's.
+    monkeypatch.setattr(fallback, "builder_function", fails)
+    ours = pytensor.function(ins, outs, mode="MLIR_SCAN")
+    assert not whole(ours) and ours.maker.linker.ir is None
+    assert all("Mlir" not in type(n.op).__name__ for n in ours.maker.fgraph.toposort())
+    assert any("failed to compile" in r for _, r in ours.maker.linker.left_to_pytensor[1:])
+    assert_same(ours, ref, *args, rtol=1e-10)
+
+
+def test_builder_error_at_graph_build_time_falls_back(monkeypatch):
+    """D7: the builder rejecting a translated graph (a ValueError of its make_node) falls back too."""
+    from pytensor.tensor.elemwise import Elemwise
+
+    from mlir_scan.pytensor import translate
+
+    def rejects(tr, node, ins):
+        raise ValueError("elemwise: shapes cannot be broadcast (a builder error)")
+
+    monkeypatch.setitem(translate.TRANSLATORS, Elemwise, rejects)
+    A, v = pt.matrix("A"), pt.vector("v")
+    ours, ref = compile_both([A, v], pt.tanh(pt.dot(A, v)))
+    assert not whole(ours)
+    assert "ValueError: elemwise: shapes cannot" in ours.maker.linker.left_to_pytensor[0][1]
+    assert_same(ours, ref, np.ones((2, 3)), np.arange(3.0))
+    with pytest.raises(mp.CompileError, match="ValueError"):
+        pytensor.function([A, v], pt.tanh(pt.dot(A, v)), mode=mp.get_mode(strict=True))
 
 
 # -- bad input: the same exceptions as PyTensor ----------------------------------------------------

@@ -14,7 +14,8 @@ changes one argument::
 
 ``mode`` is that mode as an object, :func:`get_mode` makes variants
 (``get_mode(strict=True)`` raises :class:`UnsupportedOpError` naming the first
-op mlir-scan does not translate instead of falling back to PyTensor for it).
+op mlir-scan does not translate instead of falling back to PyTensor for it,
+and :class:`CompileError` for a translated graph that fails to compile).
 What the mode does is in :mod:`.linker`; the translation of PyTensor ops in
 :mod:`.translate` (the table), :mod:`.elemwise`, :mod:`.tensor_ops`,
 :mod:`.scan` and :mod:`.mitmot`.
@@ -32,11 +33,11 @@ from pytensor.compile.mode import Mode, predefined_modes, register_mode
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
 from . import elemwise, scan, tensor_ops  # noqa: F401  (register their translations)
-from .linker import EXCLUDED_REWRITES, MlirScanLinker, UnsupportedOpError
+from .linker import EXCLUDED_REWRITES, CompileError, MlirScanLinker, UnsupportedOpError
 from .translate import TRANSLATORS, Unsupported
 
-__all__ = ["mode", "get_mode", "MlirScanLinker", "UnsupportedOpError", "Unsupported", "TRANSLATORS",
-           "EXCLUDED_REWRITES", "supported_ops"]
+__all__ = ["mode", "get_mode", "MlirScanLinker", "UnsupportedOpError", "CompileError", "Unsupported",
+           "TRANSLATORS", "EXCLUDED_REWRITES", "supported_ops"]
 
 
 def get_mode(strict: bool = False) -> Mode:
@@ -44,7 +45,9 @@ def get_mode(strict: bool = False) -> Mode:
 
     Its rewrites are PyTensor's ``fast_run`` without
     :data:`EXCLUDED_REWRITES` (see :mod:`.linker`). ``strict=True`` raises
-    :class:`UnsupportedOpError` for a graph with an unsupported op.
+    :class:`UnsupportedOpError` for a graph with an unsupported op (and
+    :class:`CompileError` for one that fails to compile) instead of falling
+    back to PyTensor.
 
     >>> get_mode(strict=True).linker.strict
     True

@@ -4,7 +4,9 @@ An ``Elemwise`` node applies a scalar op to broadcast tensors; the builder's
 element-wise DSL functions (``T.add``, ``T.tanh``, ``T.switch``...) do the
 same on builder tensors, so a scalar op maps to one DSL function
 (:data:`SCALAR_OPS`). A ``Composite`` (what PyTensor's fusion makes) is its
-scalar graph replayed with the same functions on the tensors.
+scalar graph replayed with the same functions on the tensors. A scalar op
+applied directly to PyTensor's ``ScalarType`` values (index arithmetic) is
+the same function on 0-d builder tensors.
 
 Example::
 
@@ -129,8 +131,23 @@ def _composite(op: Any) -> Callable[..., Any]:
     return apply
 
 
+def _apply(scalar_op: Any, ins: list) -> list:
+    out = scalar_fn(scalar_op)(*ins)
+    return list(out) if isinstance(out, list) else [out]
+
+
 @register(Elemwise)
 def _elemwise(tr: Translator, node: Any, ins: list) -> list:
-    fn = scalar_fn(node.op.scalar_op)
-    out = fn(*ins)
-    return list(out) if isinstance(out, list) else [out]
+    return _apply(node.op.scalar_op, ins)
+
+
+@register(ps.ScalarOp)
+def _scalar(tr: Translator, node: Any, ins: list) -> list:
+    """A scalar op applied to ``ScalarType`` values (outside an ``Elemwise``).
+
+    PyTensor computes indices this way: ``out[i]`` of a scan's output reads
+    its buffer at ``switch(i < 0, i, ScalarFromTensor(i) + 1)``. The builder
+    has no scalar type of its own (a scalar is a 0-d tensor), so the scalar
+    op's element-wise counterpart computes it.
+    """
+    return _apply(node.op, ins)

@@ -30,7 +30,7 @@ from pytensor.scan.op import Scan
 from ..builder.function import function as builder_function
 from .translate import Translator, Unsupported
 
-__all__ = ["MlirScanOp", "compile_node", "compile_scans"]
+__all__ = ["MlirScanOp", "compile_node", "compile_scans", "describe_failure"]
 
 
 class MlirScanOp(Op):
@@ -77,9 +77,16 @@ def compile_node(node: Any) -> Apply:
     b_inputs = tr.inputs(pt_inputs)
     tr.node(node)
     outs = [tr.value(o) for o in node.outputs]
-    fn = builder_function(b_inputs, outs, on_unused_input="ignore")
+    fn = builder_function(tr.check_inputs(b_inputs), outs, on_unused_input="ignore")
     op = MlirScanOp(fn, node.op, [o.type for o in node.outputs])
     return op.make_node(*pt_inputs)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A short description of a compile failure (an MLIRError's message holds the whole IR)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = " ".join(lines[:3]) + (" ..." if len(lines) > 3 else "")
+    return f"{type(exc).__name__}: {text}"
 
 
 def compile_scans(fgraph: Any) -> tuple[list[Apply], list[tuple[Any, str]], dict]:
@@ -96,6 +103,9 @@ def compile_scans(fgraph: Any) -> tuple[list[Apply], list[tuple[Any, str]], dict
             new = compile_node(node)
         except Unsupported as exc:
             left.append((node.op, str(exc)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a scan that fails to compile stays PyTensor's
+            left.append((node.op, f"failed to compile: {describe_failure(exc)}"))
             continue
         fgraph.replace_all(list(zip(node.outputs, new.outputs)), reason="mlir_scan.pytensor")
         replaced.update(zip(node.outputs, new.outputs))

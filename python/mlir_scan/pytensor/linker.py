@@ -10,6 +10,11 @@ graph runs in PyTensor's own VM linker (C thunks where a compiler exists).
 With ``strict=True`` the first unsupported op raises
 :class:`UnsupportedOpError` instead.
 
+A graph that translates but then fails to build or compile (a defect of
+mlir-scan: the builder rejects it, or its MLIR does not verify) falls back
+the same way, Scan by Scan (a Scan that fails too stays PyTensor's); with
+``strict=True`` it raises :class:`CompileError`.
+
 After compilation, ``f.maker.linker`` tells what happened: ``whole_graph``
 (bool), ``ir`` (the MLIR module of the whole graph, or of the compiled scans
 joined), ``left_to_pytensor`` (the ops PyTensor runs, with the reason).
@@ -32,10 +37,10 @@ from pytensor.link.basic import JITLinker
 from pytensor.link.vm import VMLinker
 
 from ..builder.function import function as builder_function
-from .fallback import compile_scans
+from .fallback import compile_scans, describe_failure
 from .translate import Translator, Unsupported
 
-__all__ = ["MlirScanLinker", "UnsupportedOpError", "EXCLUDED_REWRITES"]
+__all__ = ["MlirScanLinker", "UnsupportedOpError", "CompileError", "EXCLUDED_REWRITES"]
 
 #: PyTensor rewrites the mode leaves out, and why:
 #: ``inplace`` (destroy maps mean nothing to a value-semantics translation, and
@@ -48,6 +53,15 @@ EXCLUDED_REWRITES = ("inplace", "scan_save_mem", "scan_save_mem_no_prealloc", "l
 
 class UnsupportedOpError(NotImplementedError):
     """Strict mode: the graph uses an op mlir-scan does not translate (the message names it)."""
+
+
+class CompileError(RuntimeError):
+    """Strict mode: a translated graph that mlir-scan failed to build or compile.
+
+    Not an unsupported op but a defect of mlir-scan (the builder rejected the
+    translated graph, or the emitted MLIR did not verify or lower); the cause
+    is chained. Without ``strict`` the function falls back to PyTensor instead.
+    """
 
 
 class MlirScanLinker(JITLinker):
@@ -87,7 +101,7 @@ class MlirScanLinker(JITLinker):
         tr.fgraph = fg
         b_inputs = tr.inputs(fg.inputs)
         outs = tr.outputs(fg.outputs, fg.inputs)
-        return builder_function(b_inputs, list(outs), on_unused_input="ignore")
+        return builder_function(tr.check_inputs(b_inputs), list(outs), on_unused_input="ignore")
 
     def make_all(self, input_storage=None, output_storage=None, storage_map=None):
         try:
@@ -95,7 +109,15 @@ class MlirScanLinker(JITLinker):
         except Unsupported as exc:
             if self.strict:
                 raise UnsupportedOpError(f"mlir-scan (strict mode): {exc}") from exc
-            return self._fallback(exc, input_storage, output_storage, storage_map)
+            return self._fallback((exc.op, str(exc)), input_storage, output_storage, storage_map)
+        except Exception as exc:  # noqa: BLE001 - any failure to build or compile
+            # A graph that translates but does not build or compile is mlir-scan's
+            # defect, not the user's: PyTensor still computes it (never a crash or a
+            # wrong result), and left_to_pytensor says why.
+            reason = f"the whole graph failed to compile: {describe_failure(exc)}"
+            if self.strict:
+                raise CompileError(f"mlir-scan (strict mode): {reason}") from exc
+            return self._fallback((None, reason), input_storage, output_storage, storage_map)
         self.whole_graph = True
         self.ir = self._function.ir
         return super().make_all(input_storage, output_storage, storage_map)
@@ -114,11 +136,15 @@ class MlirScanLinker(JITLinker):
         return [storage_map[n] for n in self.fgraph.inputs]
 
     # -- fallback -------------------------------------------------------------------------
-    def _fallback(self, reason: Unsupported, input_storage, output_storage, storage_map):
+    def _fallback(self, reason: tuple[Any, str], input_storage, output_storage, storage_map):
+        """PyTensor's VM linker runs the graph, with each Scan mlir-scan compiles as a MlirScanOp.
+
+        `reason` is ``(op or None, why)``: why the whole graph is not one module.
+        """
         new_nodes, left, replaced = compile_scans(self.fgraph)
         no_recycling = [replaced.get(v, v) for v in self.no_recycling]
         self.whole_graph = False
-        self.left_to_pytensor = [(reason.op, str(reason))] + left
+        self.left_to_pytensor = [reason] + left
         self.ir = "\n".join(n.op.ir for n in new_nodes) or None
         vm = VMLinker(allow_gc=self.allow_gc, use_cloop=False)
         vm = vm.accept(self.fgraph, no_recycling, self.profile)

@@ -11,7 +11,7 @@ sequence (tap 0)       sequence with tap 0 (PyTensor gives each tap its own sequ
 ``mit_sot`` buffer     mitsot: its first ``K = -min(taps)`` rows are the init
 ``sit_sot`` buffer     sitsot: its row 0 is the init
 untraced ``sit_sot``   sitsot whose last row only is kept (``keep = 1``)
-``nit_sot`` size       nitsot (one row per step)
+``nit_sot`` size       nitsot (one row per step; zero rows up to a larger size)
 non-sequence           non-sequence
 ``as_while``           ``until`` (the inner graph's last output)
 =====================  ==================================================================
@@ -248,9 +248,39 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
             tr.buffers[pt_out] = hint
             outs.append(hint.whole())
     nit = results[n_state + len(untraced):]
-    outs.extend(nit)
+    sizes = op.outer_nitsot(pin)
+    outs.extend(_nitsot_output(tr, node, rows, size) for rows, size in zip(nit, sizes))
     outs.extend(r[0] for r in results[n_state:n_state + len(untraced)])
     return outs
+
+
+def _nitsot_output(tr: Translator, node: Any, rows: Variable, size: Any) -> Variable:
+    """PyTensor's nit_sot output of `size` rows: the scan's rows, then zeros.
+
+    PyTensor allocates a nit_sot output with its size input. The graphs its
+    ``scan`` builds pass ``n_steps`` (then `rows` is the output), but the
+    backward scan of a ``truncate_gradient=k`` gradient runs ``min(n, k)``
+    steps into an ``n``-row output, and ``Scan.perform`` zeros the rows no
+    step wrote.
+    """
+    n_steps = node.inputs[0]
+    if size is n_steps:
+        return rows
+    k, n = tr.static_int(size), tr.static_int(n_steps)
+    if k is not None and k == n:
+        return rows
+    if node.op.info.as_while:
+        # (PyTensor cuts a while loop's outputs by the steps not run: no builder of
+        # PyTensor's makes such a scan, and it is not worth a translation.)
+        raise Unsupported(node.op, "a while scan with a nit_sot size other than n_steps")
+    if k is not None and n is not None and k < n:
+        raise Unsupported(node.op, f"a nit_sot of {k} rows for {n} steps (a circular buffer)")
+    pad = T.maximum(T.cast(tr.value(size), "int64") - T.cast(tr.value(n_steps), "int64"), 0)
+    zeros = T.zeros([pad] + [rows.shape[d] for d in range(1, rows.ndim)], dtype=rows.dtype)
+    whole = T.concatenate([rows, zeros], axis=0)
+    # A size below n_steps would be one of PyTensor's circular buffers (scan_save_mem,
+    # excluded from this mode): a run-time error rather than a wrong result.
+    return T.specify_shape(whole, [tr.value(size)] + [None] * (rows.ndim - 1))
 
 
 def _index(outputs: list[Variable], var: Variable) -> int:

@@ -36,6 +36,7 @@ from pytensor.graph.basic import Constant as PtConstant
 from pytensor.graph.basic import Variable as PtVariable
 from pytensor.graph.traversal import io_toposort
 from pytensor.scalar.basic import ScalarType
+from pytensor.tensor.type_other import NoneTypeT
 from pytensor.tensor.type import TensorType as PtTensorType
 
 from ..builder import tensor as T
@@ -109,16 +110,43 @@ class Translator:
         self.buffers: dict[PtVariable, Any] = {}
         #: The FunctionGraph being translated (clients of outer variables), if any.
         self.fgraph: Any = None
+        #: Inputs of a type mlir-scan does not take -> why (raised where they are read).
+        self.rejected: dict[PtVariable, Unsupported] = {}
 
     # -- inputs and outputs ------------------------------------------------------------
     def inputs(self, pt_vars: list) -> list[Variable]:
         """Fresh builder placeholders for `pt_vars` (bound to them)."""
         out = []
         for v in pt_vars:
-            bv = Variable(builder_type(v.type), name=v.name)
+            try:
+                bv = Variable(builder_type(v.type), name=v.name)
+            except Unsupported as exc:
+                # Raised by the first node that reads `v` (see value()), so that the
+                # error names the first op in the graph's order mlir-scan cannot take.
+                self.rejected[v] = Unsupported(None, f"input {v}: {exc.reason}")
+                out.append(None)
+                continue
             self.values[v] = bv
             out.append(bv)
         return out
+
+    def check_inputs(self, b_inputs: list) -> list[Variable]:
+        """`b_inputs` (from :meth:`inputs`), or the reason one of them has no builder type."""
+        if any(b is None for b in b_inputs):
+            raise next(iter(self.rejected.values()))
+        return b_inputs
+
+    @staticmethod
+    def _named(exc: Unsupported, node: Any) -> Unsupported:
+        """`exc` naming `node`'s op when it names none (a rejected type names no op).
+
+        Strict mode reports the first op it cannot translate: for a value of an
+        unsupported type (a random generator, a ``uint8`` tensor), the op that
+        reads or makes it.
+        """
+        if exc.op is not None or node is None:
+            return exc
+        return Unsupported(node.op, exc.reason)
 
     def bind(self, pt_var: PtVariable, value: Variable) -> None:
         self.values[pt_var] = value
@@ -132,6 +160,8 @@ class Translator:
         got = self.values.get(pt_var)
         if got is not None:
             return got
+        if pt_var in self.rejected:
+            raise self.rejected[pt_var]
         if isinstance(pt_var, PtConstant):
             btype = builder_type(pt_var.type)
             data = np.asarray(pt_var.data, dtype=btype.dtype)
@@ -152,16 +182,31 @@ class Translator:
         fn = lookup(node.op)
         if fn is None:
             raise Unsupported(node.op, "no translation for this op")
-        # A scan buffer without a value of its own (see scan.BufferHint) is None.
-        ins = [None if (i in self.buffers and i not in self.values) else self.value(i) for i in node.inputs]
-        outs = fn(self, node, ins)
-        if len(outs) != len(node.outputs):
-            raise Unsupported(node.op, f"translated to {len(outs)} outputs, expected {len(node.outputs)}")
-        for pv, bv in zip(node.outputs, outs):
-            if bv is None:  # no value of its own (see scan.BufferHint)
-                continue
-            if pv not in self.values:
-                self.values[pv] = self.conform(bv, pv, node.op)
+        try:
+            ins = [self._input(i) for i in node.inputs]
+            outs = fn(self, node, ins)
+            if len(outs) != len(node.outputs):
+                raise Unsupported(node.op, f"translated to {len(outs)} outputs, expected {len(node.outputs)}")
+            for pv, bv in zip(node.outputs, outs):
+                if bv is None:  # no value of its own (see scan.BufferHint)
+                    continue
+                if pv not in self.values:
+                    self.values[pv] = self.conform(bv, pv, node.op)
+        except Unsupported as exc:
+            raise self._named(exc, node) from None
+
+    def _input(self, pt_var: PtVariable) -> Variable | None:
+        """The builder value of a node's input, or None when it has none of its own.
+
+        A scan buffer read only through its hint (see scan.BufferHint) has no value,
+        nor has ``NoneConst`` (an argument not given, as SpecifyShape's unknown
+        sizes): their translators read ``node.inputs`` instead.
+        """
+        if pt_var in self.buffers and pt_var not in self.values:
+            return None
+        if isinstance(pt_var, PtConstant) and isinstance(pt_var.type, NoneTypeT):
+            return None
+        return self.value(pt_var)
 
     # -- types -----------------------------------------------------------------------------
     def conform(self, bv: Any, pv: PtVariable, op: Any = None) -> Variable:

@@ -315,9 +315,15 @@ class AddDotT(Op):
 
 
 def _transposed_source(b: Block, x: Variable, dtype: str):
-    """(SSA, type) of `y` when `x` is ``y.T`` of a matrix `y` already computed in this scope."""
+    """(SSA, type) of `y` when `x` is ``y.T`` of a matrix `y` already computed in this scope.
+
+    Only a DimShuffle of a *matrix*: pattern ``(1, 0)`` on a rank-3 input drops
+    its broadcastable last axis too, and reading that source as a matrix would
+    give the contraction an operand of the wrong rank.
+    """
     node = x.owner
-    if node is None or not isinstance(node.op, DimShuffle) or node.op.new_order != (1, 0):
+    if (node is None or not isinstance(node.op, DimShuffle) or node.op.input_ndim != 2
+            or node.op.new_order != (1, 0)):
         return None
     src = node.inputs[0]
     ssa = b.lookup(src)

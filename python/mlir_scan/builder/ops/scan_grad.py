@@ -693,11 +693,15 @@ def _split_outer_terms(expr: Variable) -> tuple[list[tuple[Variable, Variable]],
 
 
 def _is_column(v: Variable) -> bool:
-    return v.owner is not None and isinstance(v.owner.op, DimShuffle) and v.owner.op.new_order == (0, "x")
+    """`v` is ``a[:, None]`` of a *vector* `a` (pattern ``(0, 'x')`` on a matrix also drops an axis)."""
+    return (v.owner is not None and isinstance(v.owner.op, DimShuffle) and v.owner.op.input_ndim == 1
+            and v.owner.op.new_order == (0, "x"))
 
 
 def _is_row(v: Variable) -> bool:
-    return v.owner is not None and isinstance(v.owner.op, DimShuffle) and v.owner.op.new_order == ("x", 0)
+    """`v` is ``a[None, :]`` of a *vector* `a`."""
+    return (v.owner is not None and isinstance(v.owner.op, DimShuffle) and v.owner.op.input_ndim == 1
+            and v.owner.op.new_order == ("x", 0))
 
 
 def _row_constant(g: Variable) -> Variable | None:

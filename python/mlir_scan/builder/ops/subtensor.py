@@ -191,6 +191,10 @@ def _normalize(b: Block, x_ssa: str, xt: TensorType, idx_list: tuple, syms: list
         if size_static is not None and all(v is None or isinstance(v, int) for v in (start, stop, step)):
             s0, s1, st = slice(start, stop, step).indices(size_static)
             length = len(range(s0, s1, st))
+            if length == 0:
+                # Nothing is read, but MLIR rejects a static offset past the end even
+                # for an empty slice (``v[1:]`` of a one-row ``v``): read at 0.
+                s0, st = 0, 1
             out.append(_DimIndex("s", offset=s0, size=length, step=st))
             continue
         if step is None or (isinstance(step, int) and step > 0):
