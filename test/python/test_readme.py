@@ -2,7 +2,8 @@
 
 Each ```python block runs in a child process from the repository root; the
 values the README states in comments (``# ... [0.5 1.5 3.5 6.5]``) must appear
-in its output. The mlir-runner command of the scan-opt section runs too.
+in its output. The scan-opt commands and the mlir-runner command of the scan-opt
+section run too.
 """
 
 from __future__ import annotations
@@ -41,3 +42,19 @@ def test_mlir_runner_command_runs():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "[1,  3,  6,  10]" in proc.stdout, proc.stdout
+
+
+SCAN_OPT_LINES = re.findall(r"^(scan-opt examples/cumsum\.mlir.*?)\s+#", README, re.M)
+
+
+def test_readme_lists_scan_opt_commands():
+    assert len(SCAN_OPT_LINES) >= 8
+
+
+@pytest.mark.parametrize("command", SCAN_OPT_LINES)
+def test_scan_opt_command_runs(command):
+    bindir = str(Path(sys.executable).parent)
+    proc = subprocess.run(["bash", "-c", f'PATH="{bindir}:$PATH"; {command}'], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "func.func" in proc.stdout or "llvm.func" in proc.stdout
