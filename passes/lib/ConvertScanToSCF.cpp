@@ -108,22 +108,15 @@ Value bufferRowView(OpBuilder &b, Location loc, Value buffer, Value idx) {
 /// lowering never creates two tensor views of overlapping memory that are
 /// live at the same time, so one-shot-bufferize may keep every write in
 /// place without proving that rows `t` and `t-1` are disjoint.
-Value bufferAsTensor(OpBuilder &b, Location loc, Value buffer) {
+/// `writable`: the step may overwrite it in place (a row updated by its
+/// only reader, see ScanLowering::rowUpdatedInPlace).
+Value bufferAsTensor(OpBuilder &b, Location loc, Value buffer,
+                     bool writable = false) {
   auto type = cast<MemRefType>(buffer.getType());
   auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
-  return bufferization::ToTensorOp::create(b, loc, tensorType, buffer,
-                                           b.getUnitAttr(), UnitAttr());
-}
-
-/// Row `idx` of a buffer as a tensor the step may overwrite in place (see
-/// ScanLowering::rowUpdatedInPlace).
-Value writableBufferRow(OpBuilder &b, Location loc, Value buffer, Value idx) {
-  Value view = bufferRowView(b, loc, buffer, idx);
-  auto type = cast<MemRefType>(view.getType());
-  auto tensorType =
-      RankedTensorType::get(type.getShape(), type.getElementType());
-  return bufferization::ToTensorOp::create(b, loc, tensorType, view,
-                                           b.getUnitAttr(), b.getUnitAttr());
+  return bufferization::ToTensorOp::create(
+      b, loc, tensorType, buffer, b.getUnitAttr(),
+      writable ? b.getUnitAttr() : UnitAttr());
 }
 
 /// Row `idx` of a buffer, read in place.
@@ -858,7 +851,9 @@ SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
          llvm::zip(op.getMitMotInTapsAt(i), plan.scratch, plan.inPlace)) {
       Value row = mitMotSlot(plan, plus(t, k - plan.lo));
       if (inPlace) {
-        args.push_back(writableBufferRow(rewriter, loc, plan.buffer, row));
+        args.push_back(bufferAsTensor(
+            rewriter, loc, bufferRowView(rewriter, loc, plan.buffer, row),
+            /*writable=*/true));
         continue;
       }
       if (!scratch) {

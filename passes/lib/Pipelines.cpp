@@ -136,10 +136,11 @@ constexpr llvm::StringLiteral kInlineForGpu = "inline";
 /// Tensor-level scf loops -> device-ready buffers: as for the CPU, with the
 /// allocations that loops make in every step (a nested scan's buffers)
 /// hoisted out of them where their sizes allow, so that the loops can run
-/// in one kernel and never allocate device memory per step.
+/// in one kernel and never allocate device memory per step. Always followed
+/// by kDeallocate, whose buffer-loop-hoisting takes out what
+/// scan-gpu-loop-allocations made hoistable.
 constexpr llvm::StringLiteral kBufferizeForGpu =
-    "func.func(buffer-loop-hoisting,scan-gpu-loop-allocations,"
-    "buffer-loop-hoisting)";
+    "func.func(buffer-loop-hoisting,scan-gpu-loop-allocations)";
 
 /// Bufferized functions -> device memory and kernels (gpu.launch).
 constexpr llvm::StringLiteral kFormKernels =

@@ -87,6 +87,14 @@ def _uniform01(b: Block, bits: str, dtype: str) -> str:
     return b.op(f"arith.mulf {f}, {b.const(2.0 ** -keep, dtype)} : {t}")
 
 
+def _uniform_below(b: Block, u: str, span: str) -> str:
+    """An int64 uniform in [0, `span`) from `u` uniform in [0, 1) (0 when `span` <= 0)."""
+    fspan = b.op(f"arith.sitofp {span} : i64 to f64")
+    k = b.op(f"arith.fptosi {b.op(f'arith.mulf {u}, {fspan} : f64')} : f64 to i64")
+    k = b.op(f"arith.minsi {k}, {b.op(f'arith.subi {span}, {b.i64(1)} : i64')} : i64")
+    return b.op(f"arith.maxsi {k}, {b.i64(0)} : i64")
+
+
 class RandomDraw(Op):
     """Samples of `dist` with `shape` from an int64 state: outputs (next state, samples).
 
@@ -308,13 +316,7 @@ def _emit_loop_dist(bb: Block, dist: str, dtype: str, fdt: str, j: str, args: li
     if dist == "integers":
         low, high = (bb.cast(a, d, "int64") for a, d in zip(args, dtypes))
         u = _uniform01(bb, bits(bb, j), "float64")
-        span = bb.op(f"arith.subi {high}, {low} : i64")
-        fspan = bb.op(f"arith.sitofp {span} : i64 to f64")
-        off = bb.op(f"arith.mulf {u}, {fspan} : f64")
-        off = bb.op(f"arith.fptosi {off} : f64 to i64")
-        last = bb.op(f"arith.subi {span}, {bb.i64(1)} : i64")
-        off = bb.op(f"arith.minsi {off}, {last} : i64")
-        off = bb.op(f"arith.maxsi {off}, {bb.i64(0)} : i64")
+        off = _uniform_below(bb, u, bb.op(f"arith.subi {high}, {low} : i64"))
         return bb.cast(bb.op(f"arith.addi {low}, {off} : i64"), "int64", dtype)
     if dist == "categorical":
         hi_ssa, hi_t = whole
@@ -441,9 +443,7 @@ def _emit_permutation(b: Block, out: TensorType, dims: list[str], bits) -> str:
     i64 = swaps.op(f"arith.index_cast {i} : index to i64")
     ctr = _counter(swaps, row64, i64)
     u = _uniform01(swaps, bits(swaps, ctr), "float64")
-    span = swaps.op(f"arith.sitofp {swaps.op(f'arith.addi {i64}, {swaps.i64(1)} : i64')} : i64 to f64")
-    jj = swaps.op(f"arith.fptosi {swaps.op(f'arith.mulf {u}, {span} : f64')} : f64 to i64")
-    jj = swaps.op(f"arith.minsi {jj}, {i64} : i64")
+    jj = _uniform_below(swaps, u, swaps.op(f"arith.addi {i64}, {swaps.i64(1)} : i64"))
     j_idx = swaps.op(f"arith.index_cast {jj} : i64 to index")
     vi = swaps.op(f"tensor.extract {acc2}[{r}, {i}] : {out.mlir}")
     vj = swaps.op(f"tensor.extract {acc2}[{r}, {j_idx}] : {out.mlir}")
