@@ -50,6 +50,7 @@ tools = {
     "FileCheck": existing(filecheck),  # PyPI filecheck: no --implicit-check-not, no [[#N]]
     "not": existing(llvm_bin / "not"),
     "mlir-runner": existing(mlir_dir / "bin" / "mlir-runner"),
+    "mlir-translate": existing(mlir_dir / "bin" / "mlir-translate"),
 }
 # A tool name is substituted only as a whole command word, never inside a path
 # or another name (`not` in `/notes/`, `scan-opt` in `my-scan-opt`).

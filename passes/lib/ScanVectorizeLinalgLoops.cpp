@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -197,6 +199,21 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
   return plan;
 }
 
+/// Marks a loop this pass wrote as final for LLVM (`llvm.loop.disable_nonforced`,
+/// carried to the loop's latch by convert-scf-to-cf and convert-cf-to-llvm):
+/// its vector loops are already as wide and as unrolled as they should be,
+/// and its scalar tails run fewer than a vector's lanes; LLVM's vectorizer
+/// and unroller would only copy them again (half of the compile time of a
+/// program with dynamic sizes went there, for no speed).
+scf::ForOp markFinal(scf::ForOp loop) {
+  MLIRContext *context = loop.getContext();
+  loop->setAttr("loop_annotation",
+                LLVM::LoopAnnotationAttr::get(
+                    context, BoolAttr::get(context, true), {}, {}, {}, {}, {},
+                    {}, {}, {}, {}, {}, {}, {}, {}, {}));
+  return loop;
+}
+
 /// Emits the loops of one linalg.generic according to `plan`.
 class GenericVectorizer {
 public:
@@ -232,7 +249,7 @@ private:
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto loopOver = [&](Value lb, Value ub, Value step, int64_t factor) {
-      scf::ForOp::create(
+      return scf::ForOp::create(
           b, loc, lb, ub, step, ValueRange(),
           [&](OpBuilder &ib, Location il, Value iv, ValueRange) {
             SmallVector<Value> inner(ivs);
@@ -242,12 +259,14 @@ private:
             scf::YieldOp::create(ib, il);
           });
     };
-    if (block == 1)
-      return loopOver(zero, sizes[dim], one, 1);
+    if (block == 1) {
+      loopOver(zero, sizes[dim], one, 1);
+      return;
+    }
     Value step = arith::ConstantIndexOp::create(b, loc, block);
     Value end = roundDown(b, loc, sizes[dim], step);
-    loopOver(zero, end, step, block);
-    loopOver(end, sizes[dim], one, 1);
+    markFinal(loopOver(zero, end, step, block));
+    markFinal(loopOver(end, sizes[dim], one, 1));
   }
 
   static Value roundDown(OpBuilder &b, Location loc, Value size, Value step) {
@@ -395,7 +414,7 @@ private:
 
     if (!plan.reduction) {
       auto loopOver = [&](Value lb, Value ub, Value step, int64_t width) {
-        scf::ForOp::create(
+        markFinal(scf::ForOp::create(
             b, loc, lb, ub, step, ValueRange(),
             [&](OpBuilder &lb2, Location l, Value iv, ValueRange) {
               SmallVector<SmallVector<Value>> outputs(rows);
@@ -414,7 +433,7 @@ private:
               for (int64_t r = 0; r < rows; ++r)
                 storeResults(lb2, l, ivs[r][0], outputs[r], width);
               scf::YieldOp::create(lb2, l);
-            });
+            }));
       };
       loopOver(arith::ConstantIndexOp::create(b, loc, 0), vectorEnd, lanes,
                plan.lanes);
@@ -437,14 +456,14 @@ private:
         b, loc, accType, DenseElementsAttr::get(accType, neutral));
     auto accumulate = [&](Value lb, Value ub, Value step, Value start,
                           int64_t width) {
-      return scf::ForOp::create(
+      return markFinal(scf::ForOp::create(
           b, loc, lb, ub, step, ValueRange{start},
           [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
             at.back() = iv;
             SmallVector<Value> args =
                 loadArgs(lb2, l, at, width, invariant, acc);
             scf::YieldOp::create(lb2, l, emitBody(lb2, l, args, width));
-          });
+          }));
     };
     auto vectorLoop = accumulate(arith::ConstantIndexOp::create(b, loc, 0),
                                  vectorEnd, lanes, accInit, plan.lanes);

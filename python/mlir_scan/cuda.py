@@ -129,7 +129,7 @@ class CudaProgram(runtime.Program):
             self._load(module, opt_level)
             return
         steps += [("gpu", "scan-buffers-to-gpu" + _options(mode=mode))]
-        module = self._compile(source, steps)
+        module = self._compile(source, steps, keep=("gpu",))
         with self._context, ir.Location.unknown():
             if format != "isa":
                 # The PTX, from a copy: the module itself gets a cubin.
@@ -170,4 +170,4 @@ class CudaProgram(runtime.Program):
         stages = EMULATED_STAGES if self.emulate else STAGES
         if stage not in stages:
             raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(stages)}")
-        return self._stages[stage]
+        return self._stage(stage)

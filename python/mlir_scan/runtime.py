@@ -533,8 +533,14 @@ class Program:
         module = self._compile(source, steps)
         self._load(module, opt_level)
 
-    def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]]) -> ir.Module:
-        """Parses `source` and runs the (stage, pipeline) `steps`, keeping each stage's IR."""
+    def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]],
+                 keep: Sequence[str] = ()) -> ir.Module:
+        """Parses `source` and runs the (stage, pipeline) `steps`.
+
+        The IR of the stages in `keep` is printed as it goes; :meth:`ir` prints
+        any other stage when asked, by running the steps again from the source
+        (printing a large module at every stage was a tenth of its compile time).
+        """
         _registration.register_passes()
         self._context = _compile_context()
         text = str(source) if isinstance(source, ir.Module) else source
@@ -542,25 +548,41 @@ class Program:
             raise TypeError(f"compile: expected MLIR text or an mlir.ir.Module, got {type(source).__name__}")
         self._stages: dict[str, str] = {}
         self._source = text
+        self._steps = steps
         with self._context, ir.Location.unknown():
             module = ir.Module.parse(text)
             self._functions = self._collect_functions(module)
-            self._stages["input"] = str(module)
-            for stage, pipeline in steps:
-                if pipeline:
-                    if stage == "optimized":
-                        # A rewrite pipeline given as a string may fold before
-                        # any scan pass has run this guard (scan-optimize and
-                        # convert-scan-to-scf run it first thing): upstream
-                        # folders of xori/cmpi on dynamic tensors abort.
-                        _registration.capi().mlirScanGenericizeFoldHazards(
-                            _registration.MlirModule(_registration._capsule_pointer(module)))
-                    _pass_manager(pipeline).run(module.operation)
-                if stage == "llvm":
-                    _compile_once(module)
-                    _check_external_symbols(module)
-                self._stages[stage] = str(module)
+            self._run_steps(module, steps, keep)
         return module
+
+    def _run_steps(self, module: ir.Module, steps: list[tuple[str, str]], keep: Sequence[str]) -> None:
+        for stage, pipeline in steps:
+            if pipeline:
+                if stage == "optimized":
+                    # A rewrite pipeline given as a string may fold before
+                    # any scan pass has run this guard (scan-optimize and
+                    # convert-scan-to-scf run it first thing): upstream
+                    # folders of xori/cmpi on dynamic tensors abort.
+                    _registration.capi().mlirScanGenericizeFoldHazards(
+                        _registration.MlirModule(_registration._capsule_pointer(module)))
+                _pass_manager(pipeline).run(module.operation)
+            if stage == "llvm":
+                _compile_once(module)
+                _check_external_symbols(module)
+            if stage in keep:
+                self._stages[stage] = str(module)
+
+    def _stage(self, stage: str) -> str:
+        """The IR at `stage`, printed now if the compile did not keep it."""
+        if stage not in self._stages:
+            names = ["input"] + [name for name, _ in self._steps]
+            steps = self._steps[:names.index(stage)]
+            with _compile_context(), ir.Location.unknown():
+                module = ir.Module.parse(self._source)
+                self._collect_functions(module)
+                self._run_steps(module, steps, ())
+                self._stages[stage] = str(module)
+        return self._stages[stage]
 
     def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = ()) -> None:
         """JIT-compiles the lowered `module` and binds the public functions."""
@@ -612,6 +634,6 @@ class Program:
 
     def ir(self, stage: str = "llvm") -> str:
         """The module's IR at `stage` (one of :data:`STAGES`)."""
-        if stage not in self._stages:
+        if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
-        return self._stages[stage]
+        return self._stage(stage)

@@ -1,5 +1,15 @@
 // RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-vectorize-linalg-loops),canonicalize)" -split-input-file | FileCheck %s
 // RUN: scan-opt %s --pass-pipeline="builtin.module(func.func(scan-vectorize-linalg-loops{vector-bits=128}))" -split-input-file | FileCheck %s --check-prefix=NARROW
+// RUN: scan-opt %s --scan-buffers-to-llvm -split-input-file | mlir-translate --mlir-to-llvmir -split-input-file | FileCheck %s --check-prefix=LLVM
+
+// Every loop the pass writes is final (LLVM must not touch it); `disableNonforced` becomes
+// `llvm.loop.disable_nonforced` on the loop's latch in LLVM IR, so LLVM's
+// vectorizer and unroller leave the vector loops and their scalar tails alone.
+// CHECK: #[[FINAL:.*]] = #llvm.loop_annotation<disableNonforced = true>
+// LLVM-LABEL: define void @vecmat
+// LLVM:         br {{.*}}, !llvm.loop ![[LOOP:[0-9]+]]
+// LLVM:       ![[LOOP]] = distinct !{![[LOOP]], ![[DISABLE:[0-9]+]]}
+// LLVM:       ![[DISABLE]] = !{!"llvm.loop.disable_nonforced"}
 
 // The RNN step after scan-order-linalg-loops: out[j] += h[k] * W[k, j] with j
 // innermost. The k loop is unrolled and jammed by 4 (18 = 4 * 4 + 2): the four
@@ -28,7 +38,7 @@
 // CHECK-COUNT-2:     arith.addf
 // CHECK:             vector.store %{{.*}}, %[[O]][%[[J]]]
 // CHECK-NOT:         vector.store
-// CHECK:           }
+// CHECK:           } {loop_annotation = #[[FINAL]]}
 // The remainder of j (30 = 3 * 8 + 6) runs on scalars, still four k at a time.
 // CHECK:           scf.for %[[J2:.*]] = %[[C24]] to %{{.*}} step %{{.*}} {
 // CHECK:             memref.load %[[W]][%[[K]], %[[J2]]]

@@ -7,6 +7,7 @@ Expected values come from NumPy loops written here, never from the compiler.
 from __future__ import annotations
 
 import gc
+import threading
 
 import numpy as np
 import pytest
@@ -109,6 +110,21 @@ def test_ir_stages():
     assert "llvm.func internal @cumsum" in wrapped and "no_inline" in wrapped
     with pytest.raises(ValueError, match="unknown stage"):
         prog.ir("nope")
+
+
+def test_ir_stages_are_printed_on_demand_from_the_compile_steps():
+    # A compile prints no stage; ir() runs the same steps again from the source.
+    plain = mlir_scan.compile(CUMSUM, optimize=False)
+    assert plain.ir("optimized") == plain.ir("input")  # no rewrite ran
+    custom = mlir_scan.compile(CUMSUM, optimize="canonicalize")
+    assert "scan.scan" in custom.ir("optimized")
+    assert custom.ir("llvm") == mlir_scan.compile(CUMSUM, optimize="canonicalize").ir("llvm")
+    # From another thread (another compile context) too.
+    result = []
+    thread = threading.Thread(target=lambda: result.append(plain.ir("scf")))
+    thread.start()
+    thread.join()
+    assert result == [plain.ir("scf")]
 
 
 def test_compile_rejects_bad_source():
