@@ -27,6 +27,18 @@ class _MlirDialectRegistry(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p)]
 
 
+class MlirOperation(ctypes.Structure):
+    """The C API's MlirOperation, passed by value."""
+
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
+class MlirStringRef(ctypes.Structure):
+    """The C API's MlirStringRef."""
+
+    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+
+
 class MlirModule(ctypes.Structure):
     """The C API's MlirModule, passed by value."""
 
@@ -69,6 +81,15 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanRegisterPasses.restype = None
     lib.mlirScanGenericizeFoldHazards.argtypes = [MlirModule]
     lib.mlirScanGenericizeFoldHazards.restype = None
+    # python/capi/ScanJIT.cpp
+    lib.mlirScanJitCreate.argtypes = [
+        MlirOperation, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),
+        ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanJitCreate.restype = ctypes.c_void_p
+    lib.mlirScanJitLookup.argtypes = [ctypes.c_void_p, MlirStringRef, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanJitLookup.restype = ctypes.c_uint64
+    lib.mlirScanJitDestroy.argtypes = [ctypes.c_void_p]
+    lib.mlirScanJitDestroy.restype = None
     return lib
 
 
@@ -84,6 +105,8 @@ def runtime_library() -> ctypes.CDLL:
     lib.mlirScanCalloc.restype = ctypes.c_void_p
     lib.mlirScanFree.argtypes = [ctypes.c_void_p]
     lib.mlirScanFree.restype = None
+    lib.mlirScanNumThreads.argtypes = []
+    lib.mlirScanNumThreads.restype = ctypes.c_int64
     return lib
 
 

@@ -48,6 +48,7 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     on the calling thread; by default the iterations of large linalg ops
     (``scan-parallelize-linalg``: a step's ``h W`` with a large ``W``) run on
     every core (``MLIR_SCAN_NUM_THREADS`` sets how many threads; 1 is off).
+    LLVM compiles a large program in parts on as many threads.
 
     ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
     options ``chip``, ``mode``, ``format``, ``emulate``).

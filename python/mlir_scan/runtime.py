@@ -41,6 +41,7 @@ import math
 import os
 import re
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -521,6 +522,45 @@ def _pass_manager(pipeline: str) -> passmanager.PassManager:
     return manager
 
 
+class _Jit:
+    """The machine code of a lowered module (python/capi/ScanJIT.cpp).
+
+    The LLVM module is split into parts of about equal size that are optimized
+    and compiled at the same time, one per core (``MLIR_SCAN_NUM_THREADS`` sets
+    how many), and linked in one ORC JIT against the run-time library. The
+    code lives as long as this object.
+    """
+
+    def __init__(self, module: ir.Module, opt_level: int):
+        names = list(_RUNTIME_SYMBOLS)
+        encoded = [n.encode() for n in names]
+        refs = (_registration.MlirStringRef * len(names))(
+            *[_registration.MlirStringRef(n, len(n)) for n in encoded])
+        addresses = (ctypes.c_uint64 * len(names))(*[_RUNTIME_SYMBOLS[n] for n in names])
+        error = ctypes.create_string_buffer(4096)
+        parts = ctypes.c_int(0)
+        capi = _registration.capi()
+        handle = capi.mlirScanJitCreate(
+            _registration.MlirOperation(_registration._capsule_pointer(module.operation)), opt_level,
+            _registration.runtime_library().mlirScanNumThreads(), len(names), refs, addresses,
+            ctypes.byref(parts), error, len(error))
+        if not handle:
+            raise RuntimeError(f"compile: LLVM could not compile the program: {error.value.decode()}")
+        self._handle = handle
+        #: How many parts LLVM compiled at the same time.
+        self.parts = parts.value
+        weakref.finalize(self, capi.mlirScanJitDestroy, handle)
+
+    def lookup(self, symbol: str, required: bool = True) -> int:
+        data = symbol.encode()
+        error = ctypes.create_string_buffer(1024)
+        address = _registration.capi().mlirScanJitLookup(
+            self._handle, _registration.MlirStringRef(data, len(data)), error, len(error))
+        if not address and required:
+            raise RuntimeError(f"symbol {symbol} not found in the compiled module: {error.value.decode()}")
+        return address
+
+
 class Program:
     """A compiled module: one callable attribute per public function."""
 
@@ -585,14 +625,22 @@ class Program:
         return self._stages[stage]
 
     def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = ()) -> None:
-        """JIT-compiles the lowered `module` and binds the public functions."""
-        with self._context:
-            self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level,
-                                                            shared_libs=list(shared_libs))
-        # Before the first lookup, which compiles: allocation, failures and
-        # copies come from the run-time library (python/runtime/).
-        for symbol, address in _RUNTIME_SYMBOLS.items():
-            self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
+        """JIT-compiles the lowered `module` and binds the public functions.
+
+        CPU programs go through :class:`_Jit` (on every core); programs that
+        load shared libraries (the CUDA runtime) through MLIR's ExecutionEngine.
+        """
+        if shared_libs:
+            with self._context:
+                self._engine = execution_engine.ExecutionEngine(module, opt_level=opt_level,
+                                                                shared_libs=list(shared_libs))
+            # Before the first lookup, which compiles: allocation, failures and
+            # copies come from the run-time library (python/runtime/).
+            for symbol, address in _RUNTIME_SYMBOLS.items():
+                self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
+        else:
+            with self._context:
+                self._engine = _Jit(module, opt_level)
         for name, fn in self._functions.items():
             fn._bind()  # the first lookup JIT-compiles the module
             setattr(self, name, fn)
@@ -619,6 +667,8 @@ class Program:
         return functions
 
     def _lookup(self, symbol: str, required: bool = True) -> int:
+        if isinstance(self._engine, _Jit):
+            return self._engine.lookup(symbol, required)
         data = symbol.encode()
         address = _CAPI.mlirExecutionEngineLookup(
             _registration._capsule_pointer(self._engine), _StringRef(data, len(data))
