@@ -444,6 +444,11 @@ def _compile_once(module: ir.Module) -> None:
         if "_mlir_ciface_" + name in names:
             op.attributes["linkage"] = internal
             op.attributes["no_inline"] = ir.UnitAttr.get()
+        elif not name.startswith("_mlir_ciface_") and len(op.regions[0].blocks) > 0:
+            # Private functions (the deallocation pipeline's `dealloc_helper`)
+            # lower to external ones, which LLVM must keep and compile even
+            # where they are inlined or unused.
+            op.attributes["linkage"] = internal
 
 
 def _is_declared_global(op: ir.Operation) -> bool:

@@ -112,6 +112,41 @@ def test_ir_stages():
         prog.ir("nope")
 
 
+POWER = """
+func.func @power(%A: tensor<?xf64>, %k: index) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %len = tensor.dim %A, %c0 : tensor<?xf64>
+  %one = arith.constant 1.0 : f64
+  %empty = tensor.empty(%len) : tensor<?xf64>
+  %ones = linalg.fill ins(%one : f64) outs(%empty : tensor<?xf64>) -> tensor<?xf64>
+  %all = scan.scan steps(%k) sitsot(%ones : tensor<?xf64>) nonsequences(%A : tensor<?xf64>) {
+  ^bb0(%prior: tensor<?xf64>, %a: tensor<?xf64>):
+    %next = arith.mulf %prior, %a : tensor<?xf64>
+    scan.yield %next : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  %rows = tensor.dim %all, %c0 : tensor<?x?xf64>
+  %last = arith.subi %rows, %c1 : index
+  %r = tensor.extract_slice %all[%last, 0] [1, %len] [1, 1] : tensor<?x?xf64> to tensor<?xf64>
+  return %r : tensor<?xf64>
+}
+"""
+
+
+def test_only_the_wrappers_python_calls_are_external():
+    # Every other function with a body (the deallocation pipeline's
+    # `dealloc_helper`, private functions) is internal: LLVM need not keep
+    # and compile it where it is inlined or unused.
+    program = mlir_scan.compile(POWER)
+    defined = [line.strip() for line in program.ir("llvm").splitlines()
+               if line.strip().startswith("llvm.func") and line.rstrip().endswith("{")]
+    assert any("@dealloc_helper" in line for line in defined)
+    for line in defined:
+        assert line.startswith("llvm.func internal") or "@_mlir_ciface_" in line, line
+    A = np.linspace(0.5, 1.5, 7)
+    np.testing.assert_allclose(program.power(A, 5), A ** 5)
+
+
 def test_ir_stages_are_printed_on_demand_from_the_compile_steps():
     # A compile prints no stage; ir() runs the same steps again from the source.
     plain = mlir_scan.compile(CUMSUM, optimize=False)
