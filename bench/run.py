@@ -8,6 +8,11 @@ whether the result matches the NumPy loop, and the ratio of mlir-scan's time to
 each peer's, in one table. Peers that are not installed are skipped (install
 them with ``pip install '.[bench]'``). Ratios are only meaningful within one run:
 this machine is shared and noisy.
+
+First calls are cold: mlir-scan's compile cache is off (``MLIR_SCAN_CACHE=0``)
+unless the environment sets ``MLIR_SCAN_CACHE`` itself, as JAX's persistent
+cache is off by default. (PyTensor's C and NUMBA modes use their own on-disk
+caches; runs before this one may have filled them.)
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("MLIR_SCAN_CACHE", "0")  # cold first calls (see above)
 import workloads  # noqa: E402
 
 IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c",

@@ -34,7 +34,10 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -257,10 +260,69 @@ struct MlirScanJit {
 
 namespace {
 
+/// One ORC JIT with the `objects` linked against the run-time library's
+/// symbols and the process's (libc, libm).
 Expected<std::unique_ptr<orc::LLJIT>>
-buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
-         const MlirStringRef *symbolNames, const uint64_t *symbolAddresses,
-         int &numParts) {
+linkObjects(orc::JITTargetMachineBuilder builder,
+            std::vector<std::unique_ptr<MemoryBuffer>> objects, int numSymbols,
+            const MlirStringRef *symbolNames, const uint64_t *symbolAddresses) {
+  auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create();
+  if (!jit)
+    return jit.takeError();
+  orc::JITDylib &main = (*jit)->getMainJITDylib();
+  auto process = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  main.addGenerator(std::move(*process));
+  orc::SymbolMap runtime;
+  for (int i = 0; i < numSymbols; ++i)
+    runtime[(*jit)->mangleAndIntern(unwrap(symbolNames[i]))] =
+        orc::ExecutorSymbolDef(orc::ExecutorAddr(symbolAddresses[i]),
+                               JITSymbolFlags::Exported | JITSymbolFlags::Callable);
+  if (Error err = main.define(orc::absoluteSymbols(std::move(runtime))))
+    return std::move(err);
+  for (auto &object : objects)
+    if (Error err = (*jit)->addObjectFile(std::move(object)))
+      return std::move(err);
+  return std::move(*jit);
+}
+
+/// Writes part i's object to `<prefix>.<i>.o`, then `<prefix>.parts` (the
+/// number of parts), each through a temporary file renamed into place, so
+/// that a reader never sees a partial file. Failures are ignored: the cache
+/// is an optimization.
+void saveObjects(StringRef prefix,
+                 const std::vector<std::unique_ptr<MemoryBuffer>> &objects) {
+  auto write = [](const std::string &path, StringRef data) {
+    std::string temporary = path + ".tmp" + std::to_string(sys::Process::getProcessId());
+    std::error_code ec;
+    {
+      raw_fd_ostream out(temporary, ec);
+      if (ec)
+        return false;
+      out << data;
+      out.close();
+      if (out.has_error()) {
+        out.clear_error();
+        sys::fs::remove(temporary);
+        return false;
+      }
+    }
+    if (sys::fs::rename(temporary, path)) {
+      sys::fs::remove(temporary);
+      return false;
+    }
+    return true;
+  };
+  for (auto [i, object] : llvm::enumerate(objects))
+    if (!write((prefix + "." + Twine(i) + ".o").str(), object->getBuffer()))
+      return;
+  write((prefix + ".parts").str(), std::to_string(objects.size()));
+}
+
+/// The host's target machine builder at `optLevel`.
+Expected<orc::JITTargetMachineBuilder> hostMachine(int optLevel) {
   static bool initialized = [] {
     InitializeNativeTarget();
     InitializeNativeTargetAsmParser();
@@ -268,16 +330,26 @@ buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
     return true;
   }();
   (void)initialized;
-  mlir::MLIRContext &mlirContext = *unwrap(op)->getContext();
-  mlir::registerBuiltinDialectTranslation(mlirContext);
-  mlir::registerLLVMDialectTranslation(mlirContext);
-
   auto builder = orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
   builder->setCodeGenOptLevel(static_cast<CodeGenOptLevel>(optLevel));
   builder->setRelocationModel(Reloc::PIC_);
   builder->setCodeModel(CodeModel::Small);
+  return builder;
+}
+
+Expected<std::unique_ptr<orc::LLJIT>>
+buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
+         const MlirStringRef *symbolNames, const uint64_t *symbolAddresses,
+         const char *savePrefix, int &numParts) {
+  mlir::MLIRContext &mlirContext = *unwrap(op)->getContext();
+  mlir::registerBuiltinDialectTranslation(mlirContext);
+  mlir::registerLLVMDialectTranslation(mlirContext);
+
+  auto builder = hostMachine(optLevel);
+  if (!builder)
+    return builder.takeError();
 
   LLVMContext context;
   std::unique_ptr<Module> module =
@@ -325,45 +397,19 @@ buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
     if (!failure.empty())
       return createStringError(failure);
 
-  auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
-  if (!jit)
-    return jit.takeError();
-  orc::JITDylib &main = (*jit)->getMainJITDylib();
-  auto process = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!process)
-    return process.takeError();
-  main.addGenerator(std::move(*process));
-  orc::SymbolMap runtime;
-  for (int i = 0; i < numSymbols; ++i)
-    runtime[(*jit)->mangleAndIntern(unwrap(symbolNames[i]))] =
-        orc::ExecutorSymbolDef(orc::ExecutorAddr(symbolAddresses[i]),
-                               JITSymbolFlags::Exported | JITSymbolFlags::Callable);
-  if (Error err = main.define(orc::absoluteSymbols(std::move(runtime))))
-    return std::move(err);
-  for (auto &object : objects)
-    if (Error err = (*jit)->addObjectFile(std::move(object)))
-      return std::move(err);
-  return std::move(*jit);
+  if (savePrefix)
+    saveObjects(savePrefix, objects);
+  return linkObjects(*builder, std::move(objects), numSymbols, symbolNames,
+                     symbolAddresses);
 }
 
 } // namespace
 
 extern "C" {
 
-/// Compiles the LLVM-dialect module `op` at `optLevel`, in up to `threads`
-/// parts at once; `symbolNames`/`symbolAddresses` are the run-time library's
-/// symbols the program calls; `*numParts` receives the number of parts.
-/// Returns null and writes the reason (NUL-terminated, truncated) into
-/// `error` on failure.
-MLIR_CAPI_EXPORTED MlirScanJit *
-mlirScanJitCreate(MlirOperation op, int optLevel, int threads, int numSymbols,
-                  const MlirStringRef *symbolNames,
-                  const uint64_t *symbolAddresses, int *numParts, char *error,
-                  size_t errorSize) {
-  *numParts = 0;
-  auto jit = buildJit(op, optLevel, std::max(threads, 1), numSymbols,
-                      symbolNames, symbolAddresses, *numParts);
+namespace {
+MlirScanJit *finish(Expected<std::unique_ptr<orc::LLJIT>> jit, char *error,
+                    size_t errorSize) {
   if (!jit) {
     std::string message = toString(jit.takeError());
     if (errorSize) {
@@ -374,6 +420,69 @@ mlirScanJitCreate(MlirOperation op, int optLevel, int threads, int numSymbols,
     return nullptr;
   }
   return new MlirScanJit{std::move(*jit)};
+}
+} // namespace
+
+/// Compiles the LLVM-dialect module `op` at `optLevel`, in up to `threads`
+/// parts at once; `symbolNames`/`symbolAddresses` are the run-time library's
+/// symbols the program calls; `*numParts` receives the number of parts.
+/// With `savePrefix`, the objects are also written to `<savePrefix>.<i>.o`
+/// and their number to `<savePrefix>.parts` (mlirScanJitLoad reads them).
+/// Returns null and writes the reason (NUL-terminated, truncated) into
+/// `error` on failure.
+MLIR_CAPI_EXPORTED MlirScanJit *
+mlirScanJitCreate(MlirOperation op, int optLevel, int threads, int numSymbols,
+                  const MlirStringRef *symbolNames,
+                  const uint64_t *symbolAddresses, const char *savePrefix,
+                  int *numParts, char *error, size_t errorSize) {
+  *numParts = 0;
+  return finish(buildJit(op, optLevel, std::max(threads, 1), numSymbols,
+                         symbolNames, symbolAddresses, savePrefix, *numParts),
+                error, errorSize);
+}
+
+/// A JIT of the `numParts` objects `<prefix>.<i>.o` that mlirScanJitCreate
+/// saved, linked as mlirScanJitCreate links them; null (and the reason in
+/// `error`) if one cannot be read or linked.
+MLIR_CAPI_EXPORTED MlirScanJit *
+mlirScanJitLoad(const char *prefix, int numParts, int optLevel, int numSymbols,
+                const MlirStringRef *symbolNames,
+                const uint64_t *symbolAddresses, char *error,
+                size_t errorSize) {
+  auto load = [&]() -> Expected<std::unique_ptr<orc::LLJIT>> {
+    auto builder = hostMachine(optLevel);
+    if (!builder)
+      return builder.takeError();
+    std::vector<std::unique_ptr<MemoryBuffer>> objects;
+    for (int i = 0; i < numParts; ++i) {
+      std::string path = (Twine(prefix) + "." + Twine(i) + ".o").str();
+      auto object = MemoryBuffer::getFile(path);
+      if (!object)
+        return createStringError(object.getError(), "cannot read " + path);
+      objects.push_back(std::move(*object));
+    }
+    return linkObjects(*builder, std::move(objects), numSymbols, symbolNames,
+                       symbolAddresses);
+  };
+  return finish(load(), error, errorSize);
+}
+
+/// The target the JIT compiles for: triple, CPU and features (what a saved
+/// object is only valid for).
+MLIR_CAPI_EXPORTED void mlirScanJitHostTarget(char *out, size_t size) {
+  std::string text = sys::getProcessTriple() + " " + sys::getHostCPUName().str();
+  std::vector<std::string> features;
+  for (auto &entry : sys::getHostCPUFeatures())
+    if (entry.getValue())
+      features.push_back(entry.getKey().str());
+  llvm::sort(features);
+  for (const std::string &feature : features)
+    text += " +" + feature;
+  if (size) {
+    size_t n = std::min(text.size(), size - 1);
+    text.copy(out, n);
+    out[n] = 0;
+  }
 }
 
 /// The address of `name` (linking the objects on first use), or 0 with the

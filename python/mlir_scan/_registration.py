@@ -84,8 +84,15 @@ def capi() -> ctypes.CDLL:
     # python/capi/ScanJIT.cpp
     lib.mlirScanJitCreate.argtypes = [
         MlirOperation, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),
-        ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t]
+        ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
+        ctypes.c_size_t]
     lib.mlirScanJitCreate.restype = ctypes.c_void_p
+    lib.mlirScanJitLoad.argtypes = [
+        ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),
+        ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanJitLoad.restype = ctypes.c_void_p
+    lib.mlirScanJitHostTarget.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanJitHostTarget.restype = None
     lib.mlirScanJitLookup.argtypes = [ctypes.c_void_p, MlirStringRef, ctypes.c_char_p, ctypes.c_size_t]
     lib.mlirScanJitLookup.restype = ctypes.c_uint64
     lib.mlirScanJitDestroy.argtypes = [ctypes.c_void_p]

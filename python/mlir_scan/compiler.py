@@ -48,7 +48,10 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     on the calling thread; by default the iterations of large linalg ops
     (``scan-parallelize-linalg``: a step's ``h W`` with a large ``W``) run on
     every core (``MLIR_SCAN_NUM_THREADS`` sets how many threads; 1 is off).
-    LLVM compiles a large program in parts on as many threads.
+    LLVM compiles a large program in parts on as many threads. Compiled code
+    is kept on disk and reused by later compiles of the same program, in any
+    process (``MLIR_SCAN_CACHE_DIR``, default ``~/.cache/mlir-scan``;
+    ``MLIR_SCAN_CACHE=0`` turns it off).
 
     ``target="cuda"`` compiles for NVIDIA GPUs instead (:mod:`mlir_scan.cuda`;
     options ``chip``, ``mode``, ``format``, ``emulate``).

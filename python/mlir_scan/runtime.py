@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import importlib.util
 import math
 import os
@@ -527,34 +528,62 @@ def _pass_manager(pipeline: str) -> passmanager.PassManager:
     return manager
 
 
+def _runtime_symbol_arrays() -> tuple[int, Any, Any]:
+    names = [n.encode() for n in _RUNTIME_SYMBOLS]
+    refs = (_registration.MlirStringRef * len(names))(
+        *[_registration.MlirStringRef(n, len(n)) for n in names])
+    addresses = (ctypes.c_uint64 * len(names))(*_RUNTIME_SYMBOLS.values())
+    return len(names), refs, addresses
+
+
 class _Jit:
     """The machine code of a lowered module (python/capi/ScanJIT.cpp).
 
     The LLVM module is split into parts of about equal size that are optimized
     and compiled at the same time, one per core (``MLIR_SCAN_NUM_THREADS`` sets
-    how many), and linked in one ORC JIT against the run-time library. The
-    code lives as long as this object.
+    how many), and linked in one ORC JIT against the run-time library. With a
+    ``save_prefix``, the parts' objects are also written to the compile cache
+    (:func:`_cache_prefix`). The code lives as long as this object.
     """
 
-    def __init__(self, module: ir.Module, opt_level: int):
-        names = list(_RUNTIME_SYMBOLS)
-        encoded = [n.encode() for n in names]
-        refs = (_registration.MlirStringRef * len(names))(
-            *[_registration.MlirStringRef(n, len(n)) for n in encoded])
-        addresses = (ctypes.c_uint64 * len(names))(*[_RUNTIME_SYMBOLS[n] for n in names])
-        error = ctypes.create_string_buffer(4096)
-        parts = ctypes.c_int(0)
-        capi = _registration.capi()
-        handle = capi.mlirScanJitCreate(
-            _registration.MlirOperation(_registration._capsule_pointer(module.operation)), opt_level,
-            _registration.runtime_library().mlirScanNumThreads(), len(names), refs, addresses,
-            ctypes.byref(parts), error, len(error))
-        if not handle:
-            raise RuntimeError(f"compile: LLVM could not compile the program: {error.value.decode()}")
+    def __init__(self, handle: int, parts: int, cached: bool):
         self._handle = handle
         #: How many parts LLVM compiled at the same time.
-        self.parts = parts.value
-        weakref.finalize(self, capi.mlirScanJitDestroy, handle)
+        self.parts = parts
+        #: Whether the code came from the compile cache.
+        self.cached = cached
+        finalizer = weakref.finalize(self, _registration.capi().mlirScanJitDestroy, handle)
+        # Not at interpreter exit: a daemon thread may still be running the
+        # code, and the process's memory goes anyway.
+        finalizer.atexit = False
+
+    @classmethod
+    def compile(cls, module: ir.Module, opt_level: int, save_prefix: str | None = None) -> "_Jit":
+        count, refs, addresses = _runtime_symbol_arrays()
+        error = ctypes.create_string_buffer(4096)
+        parts = ctypes.c_int(0)
+        handle = _registration.capi().mlirScanJitCreate(
+            _registration.MlirOperation(_registration._capsule_pointer(module.operation)), opt_level,
+            _registration.runtime_library().mlirScanNumThreads(), count, refs, addresses,
+            save_prefix.encode() if save_prefix else None, ctypes.byref(parts), error, len(error))
+        if not handle:
+            raise RuntimeError(f"compile: LLVM could not compile the program: {error.value.decode()}")
+        return cls(handle, parts.value, cached=False)
+
+    @classmethod
+    def load(cls, prefix: str, opt_level: int) -> "_Jit | None":
+        """The code saved under `prefix`, or None if there is none (or it is
+        unreadable: the caller compiles again and overwrites it)."""
+        try:
+            with open(prefix + ".parts") as f:
+                parts = int(f.read())
+        except (OSError, ValueError):
+            return None
+        count, refs, addresses = _runtime_symbol_arrays()
+        error = ctypes.create_string_buffer(1024)
+        handle = _registration.capi().mlirScanJitLoad(prefix.encode(), parts, opt_level, count, refs,
+                                                      addresses, error, len(error))
+        return cls(handle, parts, cached=True) if handle else None
 
     def lookup(self, symbol: str, required: bool = True) -> int:
         data = symbol.encode()
@@ -566,6 +595,53 @@ class _Jit:
         return address
 
 
+@functools.lru_cache(maxsize=None)
+def _build_identity() -> str:
+    """What a saved object depends on besides the program: the host target and
+    the libraries that compiled it (this package's passes, MLIR, LLVM)."""
+    target = ctypes.create_string_buffer(8192)
+    _registration.capi().mlirScanJitHostTarget(target, len(target))
+    parts = [target.value.decode()]
+    mlir_libs = os.path.join(importlib.util.find_spec("mlir").submodule_search_locations[0], "_mlir_libs")
+    for path in (str(_registration.library_path(_registration._LIBRARY_NAME)),
+                 str(_registration.library_path(_registration._RUNTIME_NAME)),
+                 os.path.join(mlir_libs, "libMLIRPythonCAPI.so")):
+        stat = os.stat(path)
+        parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    parts.append(" ".join(sorted(_RUNTIME_SYMBOLS)))
+    return "\n".join(parts)
+
+
+def _cache_dir() -> str | None:
+    """The compile cache's folder (``MLIR_SCAN_CACHE_DIR``, by default
+    ``$XDG_CACHE_HOME/mlir-scan`` or ``~/.cache/mlir-scan``), or None when
+    ``MLIR_SCAN_CACHE=0`` or the folder cannot be made."""
+    if os.environ.get("MLIR_SCAN_CACHE", "1") == "0":
+        return None
+    folder = os.environ.get("MLIR_SCAN_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "mlir-scan")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def _cache_prefix(source: str, steps: list[tuple[str, str]], opt_level: int) -> str | None:
+    """Where the objects of `source` compiled through `steps` are saved: a
+    hash of everything they depend on (the program, the pipelines, the LLVM
+    level, the thread count, the target, the libraries)."""
+    folder = _cache_dir()
+    if folder is None:
+        return None
+    digest = hashlib.sha256()
+    for part in (source, repr(steps), str(opt_level),
+                 str(_registration.runtime_library().mlirScanNumThreads()), _build_identity()):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return os.path.join(folder, digest.hexdigest())
+
+
 class Program:
     """A compiled module: one callable attribute per public function."""
 
@@ -575,8 +651,21 @@ class Program:
         lowering = f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))}}}"
         steps = [("optimized", _rewrites(optimize)), ("scf", (_VERIFY if checks else "") + _TO_SCF),
                  ("bufferized", _BUFFERIZE), ("llvm", lowering)]
+        text = str(source) if isinstance(source, ir.Module) else source
+        prefix = _cache_prefix(text, steps, opt_level) if isinstance(text, str) else None
+        cached = _Jit.load(prefix, opt_level) if prefix else None
+        if cached is not None:
+            # Compiled before: only the public functions' signatures are read.
+            self._compile(text, [])
+            self._steps = steps
+            self._engine = cached
+            try:
+                self._bind_functions()
+                return
+            except RuntimeError:
+                pass  # a symbol this process lacks: compile, for the error that names it
         module = self._compile(source, steps)
-        self._load(module, opt_level)
+        self._load(module, opt_level, save_prefix=prefix)
 
     def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]],
                  keep: Sequence[str] = ()) -> ir.Module:
@@ -629,7 +718,8 @@ class Program:
                 self._stages[stage] = str(module)
         return self._stages[stage]
 
-    def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = ()) -> None:
+    def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = (),
+              save_prefix: str | None = None) -> None:
         """JIT-compiles the lowered `module` and binds the public functions.
 
         CPU programs go through :class:`_Jit` (on every core); programs that
@@ -645,9 +735,12 @@ class Program:
                 self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
         else:
             with self._context:
-                self._engine = _Jit(module, opt_level)
+                self._engine = _Jit.compile(module, opt_level, save_prefix)
+        self._bind_functions()
+
+    def _bind_functions(self) -> None:
         for name, fn in self._functions.items():
-            fn._bind()  # the first lookup JIT-compiles the module
+            fn._bind()  # with MLIR's ExecutionEngine, the first lookup compiles
             setattr(self, name, fn)
 
     def _collect_functions(self, module: ir.Module) -> dict[str, _Function]:
