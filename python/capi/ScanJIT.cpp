@@ -8,6 +8,9 @@
 // generates code for the parts on as many threads, and links the objects in
 // one ORC JIT. A small module stays in one part, on the calling thread.
 //
+// The objects can also be saved to files and linked again in another
+// process (the compile cache of mlir_scan/runtime.py: mlirScanJitLoad).
+//
 // Calls go through the same packed wrappers as mlir::ExecutionEngine's:
 // `_mlir_<g>(void **args)` for each external function `g`, args[i] pointing
 // at argument i and the last slot at the result.
@@ -408,15 +411,20 @@ buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
 extern "C" {
 
 namespace {
+/// Copies `text` into the caller's buffer `out` of `size` bytes,
+/// NUL-terminated and truncated to fit.
+void copyOut(const std::string &text, char *out, size_t size) {
+  if (!size)
+    return;
+  size_t n = std::min(text.size(), size - 1);
+  text.copy(out, n);
+  out[n] = 0;
+}
+
 MlirScanJit *finish(Expected<std::unique_ptr<orc::LLJIT>> jit, char *error,
                     size_t errorSize) {
   if (!jit) {
-    std::string message = toString(jit.takeError());
-    if (errorSize) {
-      size_t n = std::min(message.size(), errorSize - 1);
-      message.copy(error, n);
-      error[n] = 0;
-    }
+    copyOut(toString(jit.takeError()), error, errorSize);
     return nullptr;
   }
   return new MlirScanJit{std::move(*jit)};
@@ -478,11 +486,7 @@ MLIR_CAPI_EXPORTED void mlirScanJitHostTarget(char *out, size_t size) {
   llvm::sort(features);
   for (const std::string &feature : features)
     text += " +" + feature;
-  if (size) {
-    size_t n = std::min(text.size(), size - 1);
-    text.copy(out, n);
-    out[n] = 0;
-  }
+  copyOut(text, out, size);
 }
 
 /// The address of `name` (linking the objects on first use), or 0 with the
@@ -492,12 +496,7 @@ MLIR_CAPI_EXPORTED uint64_t mlirScanJitLookup(MlirScanJit *jit,
                                               size_t errorSize) {
   auto address = jit->jit->lookup(unwrap(name));
   if (!address) {
-    std::string message = toString(address.takeError());
-    if (errorSize) {
-      size_t n = std::min(message.size(), errorSize - 1);
-      message.copy(error, n);
-      error[n] = 0;
-    }
+    copyOut(toString(address.takeError()), error, errorSize);
     return 0;
   }
   return address->getValue();
