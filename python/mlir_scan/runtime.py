@@ -264,9 +264,10 @@ class _Function(_native.Function):
     def _bind(self) -> None:
         """Binds the packed entry point and the signature's layout.
 
-        The ExecutionEngine gives every external function `g` a packed
-        wrapper `_mlir_g(void **args)`: ``args[i]`` points at argument i and
-        the last slot at the result. Here `g` is the C-interface wrapper
+        The JIT (:class:`_Jit`, or MLIR's ExecutionEngine for CUDA programs)
+        gives every external function `g` a packed wrapper
+        `_mlir_g(void **args)`: ``args[i]`` points at argument i and the last
+        slot at the result. Here `g` is the C-interface wrapper
         ``_mlir_ciface_<name>``, whose first argument points at the result
         struct when the function returns tensors (or several values); the
         struct's layout is ctypes' (the C layout the lowering uses).
