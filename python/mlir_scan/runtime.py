@@ -514,19 +514,29 @@ def _process_has(symbol: str) -> bool:
     return True
 
 
-def _pass_manager(pipeline: str) -> passmanager.PassManager:
+def _pass_manager(pipeline: str, verify_each: bool = True) -> passmanager.PassManager:
     """The pass manager for `pipeline` in this thread's compile context, built once.
 
     Building one parses the pipeline and, on its first run, initializes every
     pass (each `canonicalize` collects the patterns of all loaded dialects):
     a few milliseconds per compile, saved by running the same instance on the
-    next module.
+    next module. Without `verify_each`, the IR is not verified after each pass
+    (the caller verifies it once at the end).
     """
     managers = _thread_state.__dict__.setdefault("pass_managers", {})
-    manager = managers.get(pipeline)
+    manager = managers.get((pipeline, verify_each))
     if manager is None:
-        manager = managers[pipeline] = passmanager.PassManager.parse(f"builtin.module({pipeline})")
+        manager = passmanager.PassManager.parse(f"builtin.module({pipeline})")
+        manager.enable_verifier(verify_each)
+        managers[(pipeline, verify_each)] = manager
     return manager
+
+
+#: Stages whose passes (upstream conversions, in the main) are verified once at
+#: the end instead of after each pass: a third of a large program's MLIR time
+#: went to verifying the module some sixty times. The scan rewrites and the
+#: lowering of scans, which see the user's IR, keep the check after each pass.
+_VERIFIED_AT_THE_END = ("bufferized", "llvm")
 
 
 def _runtime_symbol_arrays() -> tuple[int, Any, Any]:
@@ -700,7 +710,11 @@ class Program:
                     # folders of xori/cmpi on dynamic tensors abort.
                     _registration.capi().mlirScanGenericizeFoldHazards(
                         _registration.MlirModule(_registration._capsule_pointer(module)))
-                _pass_manager(pipeline).run(module.operation)
+                if stage in _VERIFIED_AT_THE_END:
+                    _pass_manager(pipeline, verify_each=False).run(module.operation)
+                    module.operation.verify()
+                else:
+                    _pass_manager(pipeline).run(module.operation)
             if stage == "llvm":
                 _compile_once(module)
                 _check_external_symbols(module)
