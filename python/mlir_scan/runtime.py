@@ -160,18 +160,19 @@ _CTYPES = {
 }
 
 
+def _mlir_capi_path() -> str:
+    """The MLIR copy of the Python bindings (libMLIRPythonCAPI.so)."""
+    libs = importlib.util.find_spec("mlir").submodule_search_locations[0]
+    return os.path.join(libs, "_mlir_libs", "libMLIRPythonCAPI.so")
+
+
 #: The MLIR copy of the Python bindings (same process): its C API gives the
 #: native address of any JIT symbol, including globals.
 def _capi_library() -> ctypes.CDLL:
-    libs = importlib.util.find_spec("mlir").submodule_search_locations[0]
-    lib = ctypes.CDLL(os.path.join(libs, "_mlir_libs", "libMLIRPythonCAPI.so"))
+    lib = ctypes.CDLL(_mlir_capi_path())
     lib.mlirExecutionEngineLookup.restype = ctypes.c_void_p
-    lib.mlirExecutionEngineLookup.argtypes = [ctypes.c_void_p, _StringRef]
+    lib.mlirExecutionEngineLookup.argtypes = [ctypes.c_void_p, _registration.MlirStringRef]
     return lib
-
-
-class _StringRef(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
 
 
 _CAPI = _capi_library()
@@ -539,7 +540,10 @@ def _pass_manager(pipeline: str, verify_each: bool = True) -> passmanager.PassMa
 _VERIFIED_AT_THE_END = ("bufferized", "llvm")
 
 
+@functools.lru_cache(maxsize=None)
 def _runtime_symbol_arrays() -> tuple[int, Any, Any]:
+    """The run-time library's symbols as ScanJIT takes them (count, names,
+    addresses): the same for every compile of the process."""
     names = [n.encode() for n in _RUNTIME_SYMBOLS]
     refs = (_registration.MlirStringRef * len(names))(
         *[_registration.MlirStringRef(n, len(n)) for n in names])
@@ -613,10 +617,9 @@ def _build_identity() -> str:
     target = ctypes.create_string_buffer(8192)
     _registration.capi().mlirScanJitHostTarget(target, len(target))
     parts = [target.value.decode()]
-    mlir_libs = os.path.join(importlib.util.find_spec("mlir").submodule_search_locations[0], "_mlir_libs")
     for path in (str(_registration.library_path(_registration._LIBRARY_NAME)),
                  str(_registration.library_path(_registration._RUNTIME_NAME)),
-                 os.path.join(mlir_libs, "libMLIRPythonCAPI.so")):
+                 _mlir_capi_path()):
         stat = os.stat(path)
         parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
     parts.append(" ".join(sorted(_RUNTIME_SYMBOLS)))
@@ -675,7 +678,7 @@ class Program:
                 return
             except RuntimeError:
                 pass  # a symbol this process lacks: compile, for the error that names it
-        module = self._compile(source, steps)
+        module = self._compile(text, steps)  # text: a Module source is printed once
         self._load(module, opt_level, save_prefix=prefix)
 
     def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]],
@@ -784,7 +787,7 @@ class Program:
             return self._engine.lookup(symbol, required)
         data = symbol.encode()
         address = _CAPI.mlirExecutionEngineLookup(
-            _registration._capsule_pointer(self._engine), _StringRef(data, len(data))
+            _registration._capsule_pointer(self._engine), _registration.MlirStringRef(data, len(data))
         )
         if not address and required:
             raise RuntimeError(f"symbol {symbol} not found in the compiled module")
