@@ -114,10 +114,26 @@ Value restrict(OpBuilder &b, Location loc, Value value, AffineMap map,
   return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
 }
 
-/// Outlines `op` into `@__mlir_scan_chunk<index>` and replaces it by a call
-/// of `@__mlir_scan_run_chunks<index>` over all iterations of `dim`.
+/// A chunk function and the stub its calls go through.
+struct Outlined {
+  func::FuncOp chunk, stub;
+};
+
+/// Whether `a` and `b` compute the same thing on the same arguments: then
+/// one function serves both ops (the forward and backward steps of a
+/// gradient often split the same product; each copy cost LLVM as much time
+/// as the rest of a step).
+bool sameChunk(func::FuncOp a, func::FuncOp b) {
+  return a.getFunctionType() == b.getFunctionType() &&
+         OperationEquivalence::isRegionEquivalentTo(
+             &a.getBody(), &b.getBody(), OperationEquivalence::IgnoreLocations);
+}
+
+/// Outlines `op` into `@__mlir_scan_chunk<index>` (or into an equal chunk
+/// of `done`) and replaces it by a call of `@__mlir_scan_run_chunks<index>`
+/// over all iterations of `dim`.
 void outline(linalg::GenericOp op, unsigned dim, unsigned index,
-             SymbolTable &symbols) {
+             SymbolTable &symbols, SmallVectorImpl<Outlined> &done) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   auto parent = op->getParentOfType<func::FuncOp>();
@@ -161,14 +177,22 @@ void outline(linalg::GenericOp op, unsigned dim, unsigned index,
   func::ReturnOp::create(b, loc);
 
   // The call: all iterations, and the op's work for the run-time library.
-  SmallVector<Type> stubInputs{indexType, indexType, indexType};
-  for (Value arg : args)
-    stubInputs.push_back(arg.getType());
-  b.setInsertionPoint(parent);
-  auto stub = func::FuncOp::create(b, loc, (kParallelStubPrefix + suffix).str(),
-                                   b.getFunctionType(stubInputs, {}));
-  stub.setPrivate();
-  symbols.insert(stub);
+  func::FuncOp stub;
+  auto same = llvm::find_if(done, [&](const Outlined &o) { return sameChunk(o.chunk, chunk); });
+  if (same != done.end()) {
+    symbols.erase(chunk);
+    stub = same->stub;
+  } else {
+    SmallVector<Type> stubInputs{indexType, indexType, indexType};
+    for (Value arg : args)
+      stubInputs.push_back(arg.getType());
+    b.setInsertionPoint(parent);
+    stub = func::FuncOp::create(b, loc, (kParallelStubPrefix + suffix).str(),
+                                b.getFunctionType(stubInputs, {}));
+    stub.setPrivate();
+    symbols.insert(stub);
+    done.push_back({chunk, stub});
+  }
 
   b.setInsertionPoint(op);
   auto iterations = [&](unsigned d) {
@@ -203,12 +227,13 @@ struct ScanParallelizeLinalgPass
         candidates.push_back({op, *dim});
     });
     SymbolTable symbols(module);
+    SmallVector<Outlined> done;
     unsigned index = 0;
     for (auto [op, dim] : candidates) {
       // Numbered after what the module has (a module lowered twice).
       while (symbols.lookup((kChunkFuncPrefix + std::to_string(index)).str()))
         ++index;
-      outline(op, dim, index++, symbols);
+      outline(op, dim, index++, symbols, done);
       ++numSplit;
     }
   }

@@ -94,3 +94,45 @@ func.func @left_alone(%v: memref<64xf64>, %o: memref<64xf64>, %t: tensor<?xf64>,
   }
   return %r : tensor<?xf64>
 }
+
+// -----
+
+// Two ops that compute the same thing on operands of the same types (the
+// forward and backward steps of a gradient often split the same product)
+// share one chunk function and its stub; an op with another body gets its own.
+
+// CHECK-LABEL: func.func private @__mlir_scan_chunk0(
+// CHECK:         arith.mulf
+// CHECK:       func.func private @__mlir_scan_run_chunks0(
+// CHECK-NOT:   @__mlir_scan_chunk1(
+// CHECK-LABEL: func.func private @__mlir_scan_chunk2(
+// CHECK:         arith.addf
+// CHECK:       func.func private @__mlir_scan_run_chunks2(
+// CHECK-LABEL: func.func @same_twice(
+// CHECK:         call @__mlir_scan_run_chunks0(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1)
+// CHECK:         call @__mlir_scan_run_chunks0(%{{.*}}, %{{.*}}, %{{.*}}, %arg1, %arg2)
+// CHECK:         call @__mlir_scan_run_chunks2(%{{.*}}, %{{.*}}, %{{.*}}, %arg2, %arg0)
+func.func @same_twice(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x?xf64>) outs(%b : memref<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    %m = arith.mulf %x, %x : f64
+    linalg.yield %m : f64
+  } loc("first")
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<?x?xf64>) outs(%c : memref<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    %m = arith.mulf %x, %x : f64
+    linalg.yield %m : f64
+  } loc("second")
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<?x?xf64>) outs(%a : memref<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    %m = arith.addf %x, %x : f64
+    linalg.yield %m : f64
+  }
+  return
+}
