@@ -260,7 +260,7 @@ private:
           });
     };
     if (block == 1) {
-      loopOver(zero, sizes[dim], one, 1);
+      markFinal(loopOver(zero, sizes[dim], one, 1));
       return;
     }
     Value step = arith::ConstantIndexOp::create(b, loc, block);
