@@ -3,11 +3,10 @@
 // mlir::ExecutionEngine optimizes and generates code for the whole module on
 // one thread, and that was most of a program's compile time (W6, the RNN
 // gradient: 0.35 s of LLVM against 0.15 s of MLIR passes). This JIT splits
-// the LLVM module into parts, keeping each function with the internal
-// functions only it calls (which LLVM inlines), optimizes and generates code
-// for the parts on as many threads as it may use, each thread taking the
-// costliest part left, and links the objects in one ORC JIT. A small module,
-// or one compiled on one thread, stays in one part, on the calling thread.
+// the LLVM module into parts of about equal cost, keeping each function with
+// the internal functions only it calls (which LLVM inlines), optimizes and
+// generates code for the parts on as many threads, and links the objects in
+// one ORC JIT. A small module stays in one part, on the calling thread.
 //
 // The objects can also be saved to files and linked again in another
 // process (the compile cache of mlir_scan/runtime.py: mlirScanJitLoad).
@@ -51,8 +50,6 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
-#include <atomic>
-#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,12 +64,6 @@ namespace {
 /// 4,700 instructions in two parts take 0.23 s instead of 0.39 s, W1's 550
 /// 26 ms instead of 35 ms.
 constexpr size_t kMinPartSize = 200;
-
-/// Up to this many parts per thread: the costliest part decides when the
-/// compile ends, and the cost of a part is an estimate (compileCost), so
-/// threads that take smaller parts as they finish end closer together than
-/// one part per thread would (W6's LLVM time 0.20 -> 0.16 s on two cores).
-constexpr size_t kPartsPerThread = 3;
 
 /// Gives each function `g` defined with external linkage a wrapper
 /// `_mlir_<g>(void **args)` that loads the arguments from `args[i]` and stores
@@ -166,7 +157,7 @@ size_t compileCost(const Function &f) {
 }
 
 /// Assigns the defined functions of `module` to at most `parts` parts of
-/// about equal cost, costliest first. An internal function used by one function only goes
+/// about equal cost. An internal function used by one function only goes
 /// with it (LLVM inlines it there), the packed wrapper with what it wraps.
 /// Functions used from another part get external (hidden) linkage.
 std::vector<SmallPtrSet<const Function *, 16>> partition(Module &module,
@@ -202,15 +193,7 @@ std::vector<SmallPtrSet<const Function *, 16>> partition(Module &module,
       if (together.getLeaderValue(f) == leader)
         result[p].insert(f);
   }
-  // Costliest first: the threads take parts in this order.
-  SmallVector<unsigned> order(parts);
-  std::iota(order.begin(), order.end(), 0);
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) { return load[a] > load[b]; });
-  std::vector<SmallPtrSet<const Function *, 16>> sorted;
-  for (unsigned p : order)
-    if (!result[p].empty())
-      sorted.push_back(std::move(result[p]));
-  result = std::move(sorted);
+  llvm::erase_if(result, [](const auto &part) { return part.empty(); });
   if (result.size() < 2)
     return result;
   // What another part uses must be linkable from there.
@@ -411,10 +394,7 @@ buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
   markFailuresNoReturn(*module);
 
   size_t size = module->getInstructionCount();
-  unsigned parts =
-      threads == 1 ? 1
-                   : std::max<size_t>(1, std::min<size_t>(kPartsPerThread * threads,
-                                                          size / kMinPartSize));
+  unsigned parts = std::max<size_t>(1, std::min<size_t>(threads, size / kMinPartSize));
   std::vector<std::unique_ptr<LLVMContext>> contexts;
   std::vector<std::unique_ptr<Module>> modules;
   if (parts == 1) {
@@ -442,15 +422,10 @@ buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
     else
       failures[i] = toString(object.takeError());
   };
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < modules.size(); i = next++)
-      work(i);
-  };
   std::vector<std::thread> workers;
-  for (size_t i = 1; i < std::min<size_t>(threads, modules.size()); ++i)
-    workers.emplace_back(worker);
-  worker();
+  for (size_t i = 1; i < modules.size(); ++i)
+    workers.emplace_back(work, i);
+  work(0);
   for (std::thread &worker : workers)
     worker.join();
   for (const std::string &failure : failures)
