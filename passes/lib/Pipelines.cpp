@@ -44,6 +44,9 @@ constexpr llvm::StringLiteral kDeallocate =
     // returned through `bufferization.clone` on its never-taken unowned path.
     "convert-bufferization-to-memref";
 
+/// CPU only: the GPU lowering orders device deallocations itself.
+constexpr llvm::StringLiteral kFreeEarly = "func.func(scan-free-buffers-early)";
+
 /// Buffers -> LLVM dialect; `{vectorize}` is replaced by the vector inner
 /// loops pass, `{parallel}` by the splitting of large ops across cores, or
 /// each by nothing.
@@ -80,6 +83,15 @@ void buildPipeline(OpPassManager &pm, llvm::ArrayRef<llvm::StringRef> parts) {
   if (failed(parsePassPipeline(text, pm, llvm::errs())))
     llvm::report_fatal_error("mlir-scan: invalid built-in pipeline");
 }
+
+struct BufferizeOptions : PassPipelineOptions<BufferizeOptions> {
+  Option<bool> freeEarly{
+      *this, "free-early",
+      llvm::cl::desc("Free each buffer after its last use "
+                     "(scan-free-buffers-early); off frees at the end of "
+                     "the block, as MLIR's deallocation pipeline does"),
+      llvm::cl::init(true)};
+};
 
 struct LoweringOptions : PassPipelineOptions<LoweringOptions> {
   Option<bool> vectorize{
@@ -313,16 +325,19 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "one-shot-bufferize, buffer deallocation)",
       [](OpPassManager &pm) {
         buildPipeline(pm, {"convert-scan-to-scf", kBufferizeInPlace,
-                           kDeallocate});
+                           kDeallocate, kFreeEarly});
       });
   // The two halves of the lowering after convert-scan-to-scf, by name, so
   // that `mlir_scan.compile` can stop between them (Program.ir stages).
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<BufferizeOptions>(
       "scan-bufferize-loops",
       "Bufferize the tensor scf loops convert-scan-to-scf leaves, in place "
-      "(the second half of scan-bufferize)",
-      [](OpPassManager &pm) {
-        buildPipeline(pm, {kBufferizeInPlace, kDeallocate});
+      "(the second half of scan-bufferize; option free-early)",
+      [](OpPassManager &pm, const BufferizeOptions &options) {
+        SmallVector<StringRef> parts{kBufferizeInPlace, kDeallocate};
+        if (options.freeEarly)
+          parts.push_back(kFreeEarly);
+        buildPipeline(pm, parts);
       });
   PassPipelineRegistration<LoweringOptions>(
       "scan-buffers-to-llvm",
@@ -342,7 +357,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
           parts.push_back("scan-runtime-verification");
         std::string lower = toLLVM(options.vectorize, options.parallel);
         parts.append({"convert-scan-to-scf", kBufferizeInPlace, kDeallocate,
-                      lower});
+                      kFreeEarly, lower});
         buildPipeline(pm, parts);
       });
   // The GPU lowering in two stages, so that `mlir_scan.compile(...,

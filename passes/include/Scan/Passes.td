@@ -739,6 +739,41 @@ def ScanLowerI1Access : Pass<"scan-lower-i1-access", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ScanFreeBuffersEarly : Pass<"scan-free-buffers-early", "::mlir::func::FuncOp"> {
+  let summary = "Free each buffer right after its last use instead of at the end of its block";
+  let description = [{
+    Runs after the buffer deallocation pipeline (and
+    `convert-bufferization-to-memref`), which frees a buffer at the end of
+    the block that owns it: every temporary of a function lived until the
+    function returned. A `memref.dealloc` of a `memref.alloc` moves up to
+    just after the last operation of its block that uses the buffer or a
+    view of it (`BufferViewFlowAnalysis`: subviews, casts, values yielded by
+    loops and branches), so the next phase of the program reuses the memory
+    (the run-time allocator keeps freed blocks). A dealloc stays where it is
+    when a use is outside its block, or when a user derives a buffer or an
+    address the analysis does not follow.
+
+    On the gradient of an RNN, the forward loop's pushed-out `x U` (T x H)
+    is freed when the forward loop ends, and the backward loop's stacked
+    deltas take its place:
+
+    ```mlir
+    %xu = memref.alloc(%t, %h) : memref<?x?xf64>
+    scf.for ... { ... reads %xu ... }      // the forward loop
+    memref.dealloc %xu : memref<?x?xf64>   // moved here from the end
+    %deltas = memref.alloc(%t, %h) : memref<?x?xf64>
+    scf.for ... { ... }                    // the backward loop
+    ```
+
+    Part of the CPU lowering (`scan-bufferize`, `scan-bufferize-loops`,
+    `scan-to-llvm`); not of the GPU one, whose deallocations become
+    asynchronous device operations ordered by `scan-gpu-async`.
+  }];
+  let statistics = [
+    Statistic<"numMoved", "moved", "Number of deallocations moved up to the last use">
+  ];
+}
+
 def ScanOrderLinalgLoops : Pass<"scan-order-linalg-loops", "::mlir::func::FuncOp"> {
   let summary = "Order the loops of linalg ops so that the innermost one vectorizes";
   let description = [{
