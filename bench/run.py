@@ -130,7 +130,15 @@ def print_table(records: list[dict]) -> None:
     print("('!' marks a result that does not match the NumPy loop)")
 
 
-_PEAK_PROBE = """
+# Both probes turn transparent huge pages off for their process first: with
+# them, the resident set grows in 2 MiB steps, and a call's growth was rounded
+# to a multiple of 2 MiB (up or down, depending on what the step filled).
+_NO_HUGE_PAGES = """
+import ctypes
+ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE
+"""
+
+_PEAK_PROBE = _NO_HUGE_PAGES + """
 import numpy as np, sys
 sys.path.insert(0, {bench!r})
 import workloads, mlir_scan
@@ -166,7 +174,7 @@ def peak_memory_w1(k_values: list[int], optimize: bool = True) -> list[dict]:
     return out
 
 
-_PEAK_PROBE_W6 = """
+_PEAK_PROBE_W6 = _NO_HUGE_PAGES + """
 import numpy as np, sys
 sys.path.insert(0, {bench!r})
 import workloads
