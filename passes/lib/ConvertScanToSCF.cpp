@@ -330,8 +330,9 @@ struct MitMotPlan {
 
 class ScanLowering {
 public:
-  ScanLowering(ScanOp op, RewriterBase &rewriter)
-      : op(op), rewriter(rewriter), loc(op.getLoc()) {}
+  ScanLowering(ScanOp op, RewriterBase &rewriter, bool privateNonSequences)
+      : op(op), rewriter(rewriter), loc(op.getLoc()),
+        privateNonSequences(privateNonSequences) {}
 
   void lower();
 
@@ -372,6 +373,7 @@ private:
   ScanOp op;
   RewriterBase &rewriter;
   Location loc;
+  bool privateNonSequences; // see kPrivateNonSequenceBytes
   Value nSteps;
   SmallVector<MitMotPlan> mitmots;
   SmallVector<OutputPlan> plans;
@@ -1005,31 +1007,64 @@ Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
   return gathered;
 }
 
-/// Non-sequence tensors of at least this many bytes (static shapes) that the
-/// body reads are copied into a fresh buffer before the loop. Every step
-/// reads all of such a matrix (`W` of an RNN), and the caller's array lies
-/// in 4 KiB pages whose physical placement can crowd L2 sets; a fresh buffer
-/// this large comes from the runtime's huge-page blocks (ScanAllocator.cpp).
-/// One copy per call against a read per step.
+/// Non-sequence tensors of at least this many bytes that the body reads are
+/// copied into a fresh buffer before the loop. Every step reads all of such
+/// a matrix (`W` of an RNN), and the caller's array lies in 4 KiB pages
+/// whose physical placement can crowd L2 sets; a fresh buffer this large
+/// comes from the runtime's huge-page blocks (ScanAllocator.cpp). One copy
+/// per call against a read per step: W5 through the API (dynamic shapes)
+/// ran 1.16-1.19x slower than with the copy at H = 512 and 1024.
 constexpr int64_t kPrivateNonSequenceBytes = int64_t(1) << 20;
+/// ... and at most this many: a table that large is unlikely to be read
+/// whole every step, and a copy per call would double its memory.
+constexpr int64_t kPrivateNonSequenceMaxBytes = int64_t(1) << 26;
 
 void ScanLowering::planNonSequences() {
   Block &body = op.getBodyBlock();
   unsigned first = body.getNumArguments() - op.getNonSequences().size();
   for (auto [i, value] : llvm::enumerate(op.getNonSequences())) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
-    bool large = type && type.hasStaticShape() &&
-                 type.getElementType().isIntOrFloat() &&
-                 type.getNumElements() *
-                         llvm::divideCeil(
-                             type.getElementType().getIntOrFloatBitWidth(), 8) >=
-                     kPrivateNonSequenceBytes;
-    if (!large || body.getArgument(first + i).use_empty()) {
+    if (!privateNonSequences || !type || type.getRank() == 0 ||
+        !type.getElementType().isIntOrFloat() ||
+        body.getArgument(first + i).use_empty()) {
       nonSequences.push_back(value);
       continue;
     }
-    nonSequences.push_back(bufferization::AllocTensorOp::create(
-        rewriter, loc, type, ValueRange(), value));
+    int64_t elementBytes =
+        llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
+    auto privateCopy = [&](OpBuilder &b) -> Value {
+      return bufferization::AllocTensorOp::create(b, loc, type, ValueRange(),
+                                                  value);
+    };
+    if (type.hasStaticShape()) {
+      int64_t bytes = type.getNumElements() * elementBytes;
+      bool large = bytes >= kPrivateNonSequenceBytes &&
+                   bytes <= kPrivateNonSequenceMaxBytes;
+      nonSequences.push_back(large ? privateCopy(rewriter) : value);
+      continue;
+    }
+    // Dynamic sizes: the same rule, decided at run time.
+    Value bytes = constIndex(rewriter, loc, elementBytes);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      bytes = arith::MulIOp::create(
+          rewriter, loc, bytes, tensor::DimOp::create(rewriter, loc, value, d));
+    Value atLeast = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::sge, bytes,
+        constIndex(rewriter, loc, kPrivateNonSequenceBytes));
+    Value atMost = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::sle, bytes,
+        constIndex(rewriter, loc, kPrivateNonSequenceMaxBytes));
+    Value large = arith::AndIOp::create(rewriter, loc, atLeast, atMost);
+    auto ifLarge = scf::IfOp::create(rewriter, loc, TypeRange{type}, large,
+                                     /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifLarge.thenBlock());
+      scf::YieldOp::create(rewriter, loc, privateCopy(rewriter));
+      rewriter.setInsertionPointToStart(ifLarge.elseBlock());
+      scf::YieldOp::create(rewriter, loc, value);
+    }
+    nonSequences.push_back(ifLarge.getResult(0));
   }
 }
 
@@ -1237,6 +1272,8 @@ void prepareBody(ScanOp op, RewriterBase &rewriter,
 
 struct ConvertScanToSCFPass
     : scan::impl::ConvertScanToSCFBase<ConvertScanToSCFPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Buffers and views of these types would abort in MLIR's stride
@@ -1259,7 +1296,7 @@ struct ConvertScanToSCFPass
     unsigned lowered = 0;
     for (ScanOp op : scans) {
       prepareBody(op, rewriter, elementwiseToLinalg);
-      ScanLowering(op, rewriter).lower();
+      ScanLowering(op, rewriter, privateNonSequences).lower();
       ++lowered;
     }
 

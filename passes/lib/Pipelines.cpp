@@ -401,7 +401,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "(options chip, mode, format, block-size, kernel-limit)",
       [](const GpuOptions &options) -> std::vector<std::string> {
         return {"scan-optimize",
-                "convert-scan-to-scf",
+                "convert-scan-to-scf{private-nonsequences=0}",
                 "canonicalize",
                 "cse",
                 kInlineForGpu.str(),

@@ -50,6 +50,10 @@ CHIPS = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100
 FORMATS = ("isa", "bin", "fatbin")
 
 _BUFFERIZE = "scan-gpu-bufferize-loops"
+#: As on the CPU, without the private copies of large non-sequences (a CPU
+#: cache matter: huge pages against L2 conflicts), which would be device
+#: copies here.
+_TO_SCF = "convert-scan-to-scf{private-nonsequences=0},canonicalize,cse"
 
 
 def _options(**values: Any) -> str:
@@ -121,7 +125,7 @@ class CudaProgram(runtime.Program):
         self._engine = None
         self._error = None
         kernels = "scan-gpu-kernels" + _options(mode=mode)
-        steps = [("optimized", runtime._rewrites(optimize)), ("scf", runtime._TO_SCF),
+        steps = [("optimized", runtime._rewrites(optimize)), ("scf", _TO_SCF),
                  ("bufferized", _BUFFERIZE)]
         if emulate:
             steps += [("gpu", kernels), ("llvm", "scan-gpu-emulate," + runtime._TO_LLVM)]

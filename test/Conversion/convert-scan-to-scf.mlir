@@ -1,4 +1,5 @@
 // RUN: scan-opt %s --convert-scan-to-scf --canonicalize | FileCheck %s
+// RUN: scan-opt %s --convert-scan-to-scf="private-nonsequences=0" --canonicalize | FileCheck %s --check-prefix=NOPRIV
 
 // Scalar SITSOT over a reversed sequence: the state is an iter_arg, each step
 // stores its row into the output buffer, the sequence is read at L-1-t.
@@ -418,6 +419,68 @@ func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (t
     scan.yield %a, %b, %x : tensor<0xf32>, tensor<0xf32>, tensor<0xf32>
   } -> (tensor<?x0xf32>, tensor<2x0xf32>, tensor<?x0xf32>)
   return %r#0, %r#2, %r#1 : tensor<?x0xf32>, tensor<?x0xf32>, tensor<2x0xf32>
+}
+
+// Non-sequences of 1 MiB to 64 MiB are copied into a fresh buffer (the
+// runtime's huge-page blocks) before the loop: every step reads all of such
+// a matrix. Static sizes decide at compile time (W, 2 MiB: copied; V, 32 KiB:
+// not), dynamic ones at run time (D: the copy is taken when its bytes are
+// in range).
+
+// With private-nonsequences=0 (the GPU pipelines), the body reads them all
+// where they are.
+
+// NOPRIV-LABEL: func.func @large_nonsequences
+// NOPRIV-NOT:     alloc_tensor() copy
+// NOPRIV:         scf.for
+// NOPRIV-NOT:     alloc_tensor() copy
+// NOPRIV:         return
+
+// CHECK-LABEL: func.func @large_nonsequences
+// CHECK-SAME:    (%{{[^:]*}}: tensor<?x512xf64>, %{{[^:]*}}: tensor<512xf64>, %[[W:[^:]*]]: tensor<512x512xf64>, %[[V:[^:]*]]: tensor<64x64xf64>, %[[D:[^:]*]]: tensor<?x?xf64>)
+// CHECK-DAG:     %[[WC:.*]] = bufferization.alloc_tensor() copy(%[[W]])
+// CHECK-DAG:     %[[D0:.*]] = tensor.dim %[[D]], %c0
+// CHECK-DAG:     %[[D1:.*]] = tensor.dim %[[D]], %c1
+// CHECK:         %[[BYTES:.*]] = arith.muli
+// CHECK:         %[[GE:.*]] = arith.cmpi sge, %[[BYTES]], %c1048576
+// CHECK:         %[[LE:.*]] = arith.cmpi sle, %[[BYTES]], %c67108864
+// CHECK:         %[[IN:.*]] = arith.andi %[[GE]], %[[LE]]
+// CHECK:         %[[DC:.*]] = scf.if %[[IN]] -> (tensor<?x?xf64>) {
+// CHECK:           %[[COPY:.*]] = bufferization.alloc_tensor() copy(%[[D]])
+// CHECK:           scf.yield %[[COPY]]
+// CHECK:         } else {
+// CHECK:           scf.yield %[[D]]
+// CHECK:         }
+// CHECK-NOT:     alloc_tensor() copy(%[[V]])
+// CHECK:         scf.for
+// CHECK-DAG:       linalg.vecmat ins(%{{.*}}, %[[WC]] :
+// CHECK-DAG:       linalg.vecmat ins(%{{.*}}, %[[V]] :
+// CHECK-DAG:       tensor.extract %[[DC]]
+func.func @large_nonsequences(%xs: tensor<?x512xf64>, %h0: tensor<512xf64>, %w: tensor<512x512xf64>,
+                              %v: tensor<64x64xf64>, %d: tensor<?x?xf64>) -> tensor<?x512xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %xs, %c0 : tensor<?x512xf64>
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x512xf64>) sitsot(%h0 : tensor<512xf64>)
+      nonsequences(%w, %v, %d : tensor<512x512xf64>, tensor<64x64xf64>, tensor<?x?xf64>) {
+  ^bb0(%x: tensor<512xf64>, %h: tensor<512xf64>, %ww: tensor<512x512xf64>, %vv: tensor<64x64xf64>, %dd: tensor<?x?xf64>):
+    %z = arith.constant 0.0 : f64
+    %i0 = arith.constant 0 : index
+    %e = tensor.empty() : tensor<512xf64>
+    %f = linalg.fill ins(%z : f64) outs(%e : tensor<512xf64>) -> tensor<512xf64>
+    %wh = linalg.vecmat ins(%h, %ww : tensor<512xf64>, tensor<512x512xf64>) outs(%f : tensor<512xf64>) -> tensor<512xf64>
+    %e2 = tensor.empty() : tensor<64xf64>
+    %f2 = linalg.fill ins(%z : f64) outs(%e2 : tensor<64xf64>) -> tensor<64xf64>
+    %hv = tensor.extract_slice %h[0] [64] [1] : tensor<512xf64> to tensor<64xf64>
+    %vh = linalg.vecmat ins(%hv, %vv : tensor<64xf64>, tensor<64x64xf64>) outs(%f2 : tensor<64xf64>) -> tensor<64xf64>
+    %s0 = tensor.extract %vh[%i0] : tensor<64xf64>
+    %d0 = tensor.extract %dd[%i0, %i0] : tensor<?x?xf64>
+    %s = arith.addf %s0, %d0 : f64
+    %b = tensor.splat %s : tensor<512xf64>
+    %sum = arith.addf %wh, %b : tensor<512xf64>
+    %next = arith.addf %sum, %x : tensor<512xf64>
+    scan.yield %next : tensor<512xf64>
+  } -> (tensor<?x512xf64>)
+  return %r : tensor<?x512xf64>
 }
 
 // The run-time library's failure function is declared once per module (an

@@ -502,6 +502,14 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
+  let options = [
+    Option<"privateNonSequences", "private-nonsequences", "bool", /*default=*/"true",
+           "Copy each non-sequence of 1 MiB to 64 MiB into a fresh buffer before "
+           "the loop (the run-time allocator's huge pages: a matrix every step "
+           "reads, such as an RNN's W, then does not depend on where the "
+           "caller's 4 KiB pages fall in the L2 cache); decided at run time for "
+           "dynamic sizes. The GPU pipelines turn it off">
+  ];
   let statistics = [
     Statistic<"numScansLowered", "scans-lowered", "Number of scan.scan ops lowered">
   ];
