@@ -283,8 +283,8 @@ class _Function(_native.Function):
                         for i, r in enumerate(self.results)]
         arg_specs = [(a.is_tensor, a.dtype.num, _static_dims(a), 0) for a in self.args]
         entry = self._program._lookup("_mlir__mlir_ciface_" + self.__name__)
-        _native.Function.__init__(self, entry, arg_specs, result_specs, ctypes.sizeof(struct),
-                                  through_struct, self._coerce, self._raise_error)
+        self._signature = (entry, arg_specs, result_specs, ctypes.sizeof(struct), through_struct)
+        _native.Function.__init__(self, *self._signature, self._coerce, self._raise_error)
 
     def _raise_error(self, kind: int, code: int, item: int, have: int, need: int,
                      message: bytes) -> Exception:

@@ -13,6 +13,11 @@
 // which converts it or raises the error that names the argument, so all the
 // conversion rules and messages live in one place, in Python.
 //
+// The graph builder's `Function` (mlir_scan/builder/function.py) is a
+// subclass: a call with exact arguments runs no Python at all, and what
+// Theano's conventions need (keywords, defaults, shared variables, updates)
+// goes to its `fallback`.
+//
 //===----------------------------------------------------------------------===//
 
 #define PY_SSIZE_T_CLEAN
@@ -60,6 +65,16 @@ struct FunctionObject {
   bool resultStruct;       // results returned through a struct pointer
   PyObject *coerce;        // coerce(i, value) -> array or scalar
   PyObject *raiseError;    // raise_error(kind, code, item, have, need, msg)
+  // The graph builder's functions (mlir_scan/builder/function.py) keep
+  // Theano's calling conventions: keywords, defaults, shared variables and
+  // updates go through `fallback(*args, **kwargs)` (every call when
+  // `fallbackOnly`); a Python float is not an exact float32; results come
+  // as a list (`resultList`) and scalars as 0-d arrays (`scalarArrays`).
+  PyObject *fallback;
+  bool fallbackOnly;
+  bool float32FromPython;
+  bool resultList;
+  bool scalarArrays;
   PyObject *weakrefs;
   PyObject *dict;
 };
@@ -109,7 +124,8 @@ void fillDescriptor(Descriptor &desc, PyArrayObject *array, int rank) {
 
 /// Stores the scalar `value` as the C value of `slot`'s type; false when it
 /// is not an exact, in-range scalar of that kind (the Python side decides).
-bool packScalar(PyObject *value, const Slot &slot, void *out) {
+bool packScalar(PyObject *value, const Slot &slot, void *out,
+                bool float32FromPython) {
   switch (slot.typenum) {
   case NPY_FLOAT64:
     if (PyFloat_CheckExact(value)) {
@@ -122,7 +138,7 @@ bool packScalar(PyObject *value, const Slot &slot, void *out) {
     }
     return false;
   case NPY_FLOAT32:
-    if (PyFloat_CheckExact(value)) {
+    if (float32FromPython && PyFloat_CheckExact(value)) {
       *static_cast<float *>(out) = static_cast<float>(PyFloat_AS_DOUBLE(value));
       return true;
     }
@@ -268,7 +284,12 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
   const std::vector<Slot> &argSlots = *fn->args;
   const std::vector<Slot> &resultSlots = *fn->results;
   Py_ssize_t nargs = PyTuple_GET_SIZE(args);
-  if (kwargs && PyDict_GET_SIZE(kwargs)) {
+  bool keywords = kwargs && PyDict_GET_SIZE(kwargs);
+  if (fn->fallback &&
+      (fn->fallbackOnly || keywords ||
+       nargs != static_cast<Py_ssize_t>(argSlots.size())))
+    return PyObject_Call(fn->fallback, args, kwargs);
+  if (keywords) {
     PyErr_SetString(PyExc_TypeError,
                     "compiled functions take positional arguments only");
     return nullptr;
@@ -382,7 +403,7 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
       packed[first + i] = &pointers[i];
       continue;
     }
-    if (!packScalar(value, slot, &values[i])) {
+    if (!packScalar(value, slot, &values[i], fn->float32FromPython)) {
       PyObject *index = PyLong_FromSsize_t(static_cast<Py_ssize_t>(i));
       PyObject *scalar = index ? PyObject_CallFunctionObjArgs(
                                      fn->coerce, index, value, nullptr)
@@ -393,7 +414,7 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
         return nullptr;
       }
       keep[i] = scalar;
-      if (!packScalar(scalar, slot, &values[i])) {
+      if (!packScalar(scalar, slot, &values[i], fn->float32FromPython)) {
         release();
         if (!PyErr_Occurred())
           PyErr_Format(PyExc_SystemError,
@@ -430,9 +451,12 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
 
   size_t count = resultSlots.size();
   if (count == 0)
-    Py_RETURN_NONE;
-  PyObject *tuple = count > 1 ? PyTuple_New(count) : nullptr;
-  if (count > 1 && !tuple) {
+    return fn->resultList ? PyList_New(0) : Py_NewRef(Py_None);
+  bool many = count > 1 || fn->resultList;
+  PyObject *tuple = !many          ? nullptr
+                    : fn->resultList ? PyList_New(count)
+                                     : PyTuple_New(count);
+  if (many && !tuple) {
     freeResults(result, resultSlots, 0);
     return nullptr;
   }
@@ -446,6 +470,11 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
         // A shape NumPy cannot represent, such as (2**62, 0): its element
         // count fits, the product of its sizes does not.
         raiseUnrepresentable(i, raw, slot);
+    } else if (fn->scalarArrays) {
+      item = PyArray_SimpleNew(0, nullptr, slot.typenum);
+      if (item)
+        std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject *>(item)), raw,
+                    slot.itemsize);
     } else {
       PyArray_Descr *descr = PyArray_DescrFromType(slot.typenum);
       item = PyArray_Scalar(const_cast<char *>(raw), descr, nullptr);
@@ -456,9 +485,12 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
       Py_XDECREF(tuple);
       return nullptr;
     }
-    if (count == 1)
+    if (!many)
       return item;
-    PyTuple_SET_ITEM(tuple, i, item);
+    if (fn->resultList)
+      PyList_SET_ITEM(tuple, i, item);
+    else
+      PyTuple_SET_ITEM(tuple, i, item);
   }
   return tuple;
 }
@@ -521,14 +553,24 @@ bool parseSlots(PyObject *specs, std::vector<Slot> &out) {
   return true;
 }
 
-int functionInit(PyObject *self, PyObject *args, PyObject *) {
+int functionInit(PyObject *self, PyObject *args, PyObject *kwargs) {
   auto *fn = reinterpret_cast<FunctionObject *>(self);
   unsigned long long address;
   PyObject *argSpecs, *resultSpecs, *coerce, *raiseError;
+  PyObject *fallback = Py_None;
   long long resultBytes;
-  int resultStruct;
-  if (!PyArg_ParseTuple(args, "KOOLpOO", &address, &argSpecs, &resultSpecs,
-                        &resultBytes, &resultStruct, &coerce, &raiseError))
+  int resultStruct, float32FromPython = 1, resultList = 0, scalarArrays = 0;
+  static const char *keywords[] = {"entry",          "args",
+                                   "results",        "result_bytes",
+                                   "result_struct",  "coerce",
+                                   "raise_error",    "fallback",
+                                   "float32_from_python", "result_list",
+                                   "scalar_arrays",  nullptr};
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "KOOLpOO|$Oppp", const_cast<char **>(keywords),
+          &address, &argSpecs, &resultSpecs, &resultBytes, &resultStruct,
+          &coerce, &raiseError, &fallback, &float32FromPython, &resultList,
+          &scalarArrays))
     return -1;
   if (!address) {
     PyErr_SetString(PyExc_ValueError, "null entry point");
@@ -543,8 +585,27 @@ int functionInit(PyObject *self, PyObject *args, PyObject *) {
   fn->resultStruct = resultStruct;
   Py_XSETREF(fn->coerce, Py_NewRef(coerce));
   Py_XSETREF(fn->raiseError, Py_NewRef(raiseError));
+  Py_XSETREF(fn->fallback, fallback == Py_None ? nullptr : Py_NewRef(fallback));
+  fn->fallbackOnly = false;
+  fn->float32FromPython = float32FromPython;
+  fn->resultList = resultList;
+  fn->scalarArrays = scalarArrays;
   return 0;
 }
+
+/// `_fallback_only(fallback)`: every call goes to `fallback` (a builder
+/// function with shared variables or updates, or not compiled for the CPU).
+PyObject *functionFallbackOnly(PyObject *self, PyObject *fallback) {
+  auto *fn = reinterpret_cast<FunctionObject *>(self);
+  Py_XSETREF(fn->fallback, Py_NewRef(fallback));
+  fn->fallbackOnly = true;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef functionMethods[] = {
+    {"_fallback_only", functionFallbackOnly, METH_O,
+     "Send every call to `fallback(*args, **kwargs)`."},
+    {nullptr, nullptr, 0, nullptr}};
 
 PyObject *functionNew(PyTypeObject *type, PyObject *, PyObject *) {
   auto *fn = reinterpret_cast<FunctionObject *>(type->tp_alloc(type, 0));
@@ -552,6 +613,7 @@ PyObject *functionNew(PyTypeObject *type, PyObject *, PyObject *) {
     return nullptr;
   fn->args = new std::vector<Slot>();
   fn->results = new std::vector<Slot>();
+  fn->float32FromPython = true;
   return reinterpret_cast<PyObject *>(fn);
 }
 
@@ -560,6 +622,7 @@ int functionTraverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(self));
   Py_VISIT(fn->coerce);
   Py_VISIT(fn->raiseError);
+  Py_VISIT(fn->fallback);
   Py_VISIT(fn->dict);
   return 0;
 }
@@ -568,6 +631,7 @@ int functionClear(PyObject *self) {
   auto *fn = reinterpret_cast<FunctionObject *>(self);
   Py_CLEAR(fn->coerce);
   Py_CLEAR(fn->raiseError);
+  Py_CLEAR(fn->fallback);
   Py_CLEAR(fn->dict);
   return 0;
 }
@@ -595,8 +659,11 @@ PyMemberDef functionMembers[] = {
 PyType_Slot functionSlots[] = {
     {Py_tp_doc, const_cast<char *>(
                     "Function(entry, args, results, result_bytes, "
-                    "result_struct, coerce, raise_error): the native call "
-                    "path of one compiled function (see mlir_scan.runtime).")},
+                    "result_struct, coerce, raise_error, *, fallback=None, "
+                    "float32_from_python=True, result_list=False, "
+                    "scalar_arrays=False): the native call path of one "
+                    "compiled function (see mlir_scan.runtime and "
+                    "mlir_scan.builder.function).")},
     {Py_tp_new, reinterpret_cast<void *>(functionNew)},
     {Py_tp_init, reinterpret_cast<void *>(functionInit)},
     {Py_tp_call, reinterpret_cast<void *>(callFunction)},
@@ -604,6 +671,7 @@ PyType_Slot functionSlots[] = {
     {Py_tp_clear, reinterpret_cast<void *>(functionClear)},
     {Py_tp_dealloc, reinterpret_cast<void *>(functionDealloc)},
     {Py_tp_members, functionMembers},
+    {Py_tp_methods, functionMethods},
     {0, nullptr}};
 
 PyType_Spec functionSpec = {

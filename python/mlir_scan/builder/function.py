@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import cuda
+from .. import _native, cuda
 from ..compiler import compile as compile_mlir
 from . import tensor as T
 from .emitter import ModuleEmitter
@@ -145,8 +145,16 @@ class Out:
         self.borrow = bool(borrow)
 
 
-class Function:
-    """A compiled function (see :func:`function`)."""
+class Function(_native.Function):
+    """A compiled function (see :func:`function`).
+
+    A call goes straight to the native call path (python/native/ScanNative.cpp)
+    when the function has no shared variables, updates or strict inputs and is
+    compiled for the CPU: arguments that need no conversion are passed as they
+    are, the others go through :meth:`_coerce_argument` (Theano's conversion
+    rules and messages), and calls with keywords or missing arguments through
+    :meth:`_call_python`, which handles everything else.
+    """
 
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, name=None,
                  allow_input_downcast=None, on_unused_input=None, no_default_updates=False,
@@ -305,6 +313,12 @@ class Function:
         #: Calls of a function without shared variables or updates whose
         #: arguments need no conversion go straight to the native code.
         self._plain = bool(self.outputs) and not (self.shared or self.updates or self._in_updates or self._none)
+        if self._plain and target == "cpu" and not any(self._strict):
+            _native.Function.__init__(self, *self._fn._signature, self._coerce_argument, self._raise_error,
+                                      fallback=self._call_python, float32_from_python=False,
+                                      result_list=not self._single, scalar_arrays=True)
+        else:
+            self._fallback_only(self._call_python)
 
     # -- MLIR ---------------------------------------------------------------------------
     def _emit(self) -> tuple[str, list[str], dict[int, type]]:
@@ -330,7 +344,9 @@ class Function:
         return text, list(module.checks), dict(module.check_exceptions)
 
     # -- calls ----------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _call_python(self, *args: Any, **kwargs: Any) -> Any:
+        """A call the native path does not take (keywords, defaults, shared
+        variables, updates, strict inputs, a GPU program)."""
         if self._plain and not kwargs and len(args) == len(self.inputs) and self._all_exact(args):
             raw = self._invoke(args)
             if self._single:
@@ -427,6 +443,28 @@ class Function:
                 raise TypeError(f"function: expected {n_in} argument(s), got {len(args)}")
             raise TypeError(f"function: missing argument(s) {', '.join(missing)}")
         return tuple(full)
+
+    def _coerce_argument(self, i: int, value: Any) -> Any:
+        """Argument `i` of a native call, converted by Theano's rules (or the
+        error that names it), then into what the native path takes."""
+        v = self.inputs[i]
+        what = f"argument #{i}" + (f" ({self._names[i]})" if self._names[i] else "")
+        array = filter_value(value, v.type, what, self._input_downcast[i])
+        if array.ndim == 0:
+            # A NumPy scalar of the input's exact type is what the native
+            # path packs (a Python float would be one for float64 only).
+            scalar = array[()]
+            return int(scalar) if array.dtype.kind in "iu" else scalar
+        return self._fn._coerce(i, array)
+
+    def _raise_error(self, *record: Any) -> Exception:
+        """The exception of a failed native call: the builder's own message for
+        a failed check of the builder, the run-time library's otherwise."""
+        exc = self._fn._raise_error(*record)
+        failure = getattr(exc, "scan_check", None)
+        if failure is None or not isinstance(exc, (ValueError, IndexError)):
+            return exc
+        return self._check_error(type(exc), failure)
 
     def _check_error(self, kind: type, failure) -> Exception:
         """The exception of the builder's check that failed in a call."""
