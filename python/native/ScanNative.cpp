@@ -656,6 +656,11 @@ PyMemberDef functionMembers[] = {
      nullptr},
     {nullptr, 0, 0, 0, nullptr}};
 
+PyGetSetDef functionGetSet[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr,
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
 PyType_Slot functionSlots[] = {
     {Py_tp_doc, const_cast<char *>(
                     "Function(entry, args, results, result_bytes, "
@@ -672,6 +677,7 @@ PyType_Slot functionSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void *>(functionDealloc)},
     {Py_tp_members, functionMembers},
     {Py_tp_methods, functionMethods},
+    {Py_tp_getset, functionGetSet},
     {0, nullptr}};
 
 PyType_Spec functionSpec = {

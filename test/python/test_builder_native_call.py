@@ -6,6 +6,10 @@ conventions, which the native path keeps or hands to ``_call_python``.
 
 from __future__ import annotations
 
+import copy
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -105,3 +109,37 @@ def test_two_threads_call_one_function():
     for t in threads:
         t.join()
     np.testing.assert_allclose(results, expected, rtol=1e-12)
+
+
+def test_a_copy_calls_like_the_original():
+    x = T.dvector("x")
+    y = T.dscalar("y")
+    f = theano.function([x, theano.In(y, value=2.0)], x * y)
+    g = copy.copy(f)
+    a = np.arange(3.0)
+    np.testing.assert_array_equal(g(a), f(a))
+    np.testing.assert_array_equal(g(a, 3.0), a * 3.0)
+    assert g.program is f.program
+
+
+def test_nothing_is_printed_at_exit_while_results_are_alive():
+    # The issue's report: "Exception ignored in _OwnedAllocation.__del__ ...
+    # 'NoneType' object is not callable" at exit, seen with numba loaded.
+    pytest.importorskip("numba")
+    script = textwrap.dedent("""
+        import numba, numpy as np
+        import mlir_scan, mlir_scan as theano
+        from mlir_scan import tensor as T
+        x = T.dvector("x")
+        ys, _ = theano.scan(lambda v, a: a + v, sequences=x, outputs_info=T.constant(0.0))
+        f = theano.function([x], [ys, ys * 2])
+        KEEP = f(np.arange(5.0))
+        p = mlir_scan.compile("func.func @id(%a: tensor<?xf64>) -> tensor<?xf64> { return %a : tensor<?xf64> }")
+        KEEP2 = p.id(np.arange(3.0))
+        KEEP3 = numba.njit(lambda a: a + 1)(np.arange(3.0))
+        print("done")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
+    assert done.stderr == ""

@@ -313,12 +313,25 @@ class Function(_native.Function):
         #: Calls of a function without shared variables or updates whose
         #: arguments need no conversion go straight to the native code.
         self._plain = bool(self.outputs) and not (self.shared or self.updates or self._in_updates or self._none)
-        if self._plain and target == "cpu" and not any(self._strict):
+        self._native_calls = self._plain and target == "cpu" and not any(self._strict)
+        self._bind_native()
+
+    def _bind_native(self) -> None:
+        """Sets up the native part of this object: the compiled entry point
+        for the calls it takes, `_call_python` for the others."""
+        if self._native_calls:
             _native.Function.__init__(self, *self._fn._signature, self._coerce_argument, self._raise_error,
                                       fallback=self._call_python, float32_from_python=False,
                                       result_list=not self._single, scalar_arrays=True)
         else:
             self._fallback_only(self._call_python)
+
+    def __copy__(self) -> "Function":
+        """A shallow copy: the same compiled program and defaults, callable alike."""
+        other = type(self).__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other._bind_native()
+        return other
 
     # -- MLIR ---------------------------------------------------------------------------
     def _emit(self) -> tuple[str, list[str], dict[int, type]]:
