@@ -202,9 +202,10 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
 /// Marks a loop this pass wrote as final for LLVM (`llvm.loop.disable_nonforced`,
 /// carried to the loop's latch by convert-scf-to-cf and convert-cf-to-llvm):
 /// its vector loops are already as wide and as unrolled as they should be,
-/// and its scalar tails run fewer than a vector's lanes; LLVM's vectorizer
-/// and unroller would only copy them again (half of the compile time of a
-/// program with dynamic sizes went there, for no speed).
+/// its scalar tails run fewer than a vector's lanes, and its outer loops
+/// only step rows; LLVM's vectorizer, unroller and unswitching would only
+/// copy them again (half of the compile time of a program with dynamic sizes
+/// went there, for no speed).
 scf::ForOp markFinal(scf::ForOp loop) {
   MLIRContext *context = loop.getContext();
   loop->setAttr("loop_annotation",
@@ -249,7 +250,7 @@ private:
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto loopOver = [&](Value lb, Value ub, Value step, int64_t factor) {
-      return scf::ForOp::create(
+      auto loop = scf::ForOp::create(
           b, loc, lb, ub, step, ValueRange(),
           [&](OpBuilder &ib, Location il, Value iv, ValueRange) {
             SmallVector<Value> inner(ivs);
@@ -258,15 +259,14 @@ private:
                      dim + 2 == rank ? factor : unroll);
             scf::YieldOp::create(ib, il);
           });
+      markFinal(loop);
     };
-    if (block == 1) {
-      markFinal(loopOver(zero, sizes[dim], one, 1));
-      return;
-    }
+    if (block == 1)
+      return loopOver(zero, sizes[dim], one, 1);
     Value step = arith::ConstantIndexOp::create(b, loc, block);
     Value end = roundDown(b, loc, sizes[dim], step);
-    markFinal(loopOver(zero, end, step, block));
-    markFinal(loopOver(end, sizes[dim], one, 1));
+    loopOver(zero, end, step, block);
+    loopOver(end, sizes[dim], one, 1);
   }
 
   static Value roundDown(OpBuilder &b, Location loc, Value size, Value step) {

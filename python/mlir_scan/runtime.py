@@ -554,8 +554,8 @@ def _runtime_symbol_arrays() -> tuple[int, Any, Any]:
 class _Jit:
     """The machine code of a lowered module (python/capi/ScanJIT.cpp).
 
-    The LLVM module is split into parts of about equal size that are optimized
-    and compiled at the same time, one per core (``MLIR_SCAN_NUM_THREADS`` sets
+    The LLVM module is split into parts of about equal estimated cost that are
+    optimized and compiled at the same time, one per core (``MLIR_SCAN_NUM_THREADS`` sets
     how many), and linked in one ORC JIT against the run-time library. With a
     ``save_prefix``, the parts' objects are also written to the compile cache
     (:func:`_cache_prefix`). The code lives as long as this object.
