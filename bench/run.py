@@ -9,29 +9,35 @@ each peer's, in one table. Peers that are not installed are skipped (install
 them with ``pip install '.[bench]'``). Ratios are only meaningful within one run:
 this machine is shared and noisy.
 
-First calls are cold: mlir-scan's compile cache is off (``MLIR_SCAN_CACHE=0``)
-unless the environment sets ``MLIR_SCAN_CACHE`` itself, as JAX's persistent
-cache is off by default. (PyTensor's C and NUMBA modes use their own on-disk
-caches; runs before this one may have filled them.)
+First calls are cold for every implementation, so that the first-call table
+compares compilers with compilers: mlir-scan's compile cache is off
+(``MLIR_SCAN_CACHE=0``), as JAX's persistent cache is off by default, and
+PyTensor (its C modules, its NUMBA mode's cache) and numba's own cache compile
+into a fresh temporary folder instead of the ones earlier runs filled.
+``--warm-caches`` keeps every cache where the user's would be (mlir-scan's
+``~/.cache/mlir-scan``, PyTensor's ``~/.pytensor``): run twice, and the second
+run's first calls are what a user sees once the caches hold the programs.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.environ.setdefault("MLIR_SCAN_CACHE", "0")  # cold first calls (see above)
 import workloads  # noqa: E402
 
 IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c",
@@ -58,6 +64,19 @@ def _matches(result, expected, rtol: float) -> bool:
         return bool(np.array_equal(result, expected))
     scale = max(float(np.max(np.abs(expected))) if expected.size else 0.0, 1e-30)
     return bool(np.max(np.abs(result - expected)) <= rtol * scale) if expected.size else True
+
+
+def use_cold_caches() -> None:
+    """Every compiler starts with an empty cache (see the module's docstring).
+    Must run before PyTensor or numba are imported."""
+    assert "pytensor" not in sys.modules and "numba" not in sys.modules
+    os.environ["MLIR_SCAN_CACHE"] = "0"
+    folder = tempfile.mkdtemp(prefix="bench-cold-caches-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    flags = os.environ.get("PYTENSOR_FLAGS", "")
+    os.environ["PYTENSOR_FLAGS"] = ",".join(
+        f for f in (flags, f"base_compiledir={folder}/pytensor") if f)
+    os.environ["NUMBA_CACHE_DIR"] = f"{folder}/numba"
 
 
 def run_workload(w: workloads.Workload, impls: list[str], quick: bool) -> list[dict]:
@@ -250,7 +269,11 @@ def main() -> None:
     parser.add_argument("--skip", help="skip workloads whose name contains this")
     parser.add_argument("--impls", help="comma-separated implementations (default: all)")
     parser.add_argument("--memory", action="store_true", help="also measure peak memory: W1 for k up to 10^6, W6 (plain and scan_checkpoints)")
+    parser.add_argument("--warm-caches", action="store_true",
+                        help="keep every compile cache where the user's would be (default: all cold)")
     args = parser.parse_args()
+    if not args.warm_caches:
+        use_cold_caches()
 
     impls = args.impls.split(",") if args.impls else IMPLEMENTATIONS
     dtypes = [np.float64] if args.quick else [np.float64, np.float32]

@@ -329,10 +329,14 @@ def w3_polynomial(dtype, quick: bool, length: int = 100_000) -> Workload:
         import pytensor
         import pytensor.tensor as pt
 
-        c = pt.vector("c", dtype=np.dtype(dtype).name)
-        xv = pt.scalar("x", dtype=np.dtype(dtype).name)
+        # The powers in the coefficients' dtype, as in every other build: with
+        # `pt.arange(length)` (int64), PyTensor's upcasting computes a float32
+        # variant's `xx ** p` in float64, in all of its modes and in ours.
+        name = np.dtype(dtype).name
+        c = pt.vector("c", dtype=name)
+        xv = pt.scalar("x", dtype=name)
         comps = pytensor.scan(lambda ci, p, xx: ci * xx ** p, outputs_info=None,
-                              sequences=[c, pt.arange(length)], non_sequences=xv,
+                              sequences=[c, pt.arange(length, dtype=name)], non_sequences=xv,
                               return_updates=False)
         return pytensor.function([c, xv], comps.sum(), mode=mode)
 

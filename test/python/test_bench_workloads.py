@@ -5,6 +5,8 @@ exercised here; the harness's own checks (`_matches`, the table) are."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -64,3 +66,28 @@ def test_table_prints_ratios(capsys):
     run.print_table(records)
     out = capsys.readouterr().out
     assert "2.000ms (0.50)" in out and "1.000ms" in out
+
+
+def test_first_calls_are_cold_for_every_compiler():
+    """`bench/run.py` without `--warm-caches` points mlir-scan's, PyTensor's and
+    numba's caches away from the ones earlier runs filled, and removes the
+    temporary folder at exit (run in a child: it sets environment variables)."""
+    code = f"""
+import os, sys
+sys.path.insert(0, {str(BENCH)!r})
+os.environ["PYTENSOR_FLAGS"] = "floatX=float64"
+import run
+run.use_cold_caches()
+assert "pytensor" not in sys.modules and "numba" not in sys.modules
+flags = os.environ["PYTENSOR_FLAGS"]
+folder = flags.split("base_compiledir=")[1].rsplit("/pytensor", 1)[0]
+assert flags.startswith("floatX=float64,"), flags
+assert os.environ["MLIR_SCAN_CACHE"] == "0"
+assert os.environ["NUMBA_CACHE_DIR"] == folder + "/numba"
+assert os.path.isdir(folder)
+print(folder)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "MLIR_SCAN_CACHE"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert not Path(out.stdout.strip()).exists()  # removed at exit
