@@ -62,7 +62,8 @@ constexpr llvm::StringLiteral kToLLVM =
     "scan-lower-asserts,"
     "convert-scf-to-cf,"
     // libm's tanh is a call per element; the expansions vectorize.
-    "func.func(scan-expand-tanh,math-expand-ops{ops=tanh}),"
+    // convert-math-to-llvm's log1p/expm1 cancel for small arguments.
+    "func.func(scan-expand-tanh,math-expand-ops{ops=tanh},scan-expand-log1p-expm1),"
     "convert-math-to-llvm,"
     "scan-lower-i1-access,"
     // Allocations go through the run-time library (python/runtime/), which
@@ -182,7 +183,7 @@ constexpr llvm::StringLiteral kToNVVM =
     "scan-lower-i1-access,"
     "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
     "reconcile-unrealized-casts),"
-    "func.func(scan-expand-tanh,math-expand-ops{ops=tanh}),"
+    "func.func(scan-expand-tanh,math-expand-ops{ops=tanh},scan-expand-log1p-expm1),"
     "convert-math-to-llvm,"
     "gpu-to-llvm,"
     "convert-to-llvm,"
