@@ -509,8 +509,9 @@ def test_go_backwards():
     got = f(v)
     np.testing.assert_array_equal(got[0], [1, 12, 123, 1235])
     np.testing.assert_array_equal(got[1], [5, 53, 532, 5321])
-    r = v[::-1]
-    np.testing.assert_array_equal(got[2], [r[t] - r[t + 1] for t in range(len(r) - 1)])
+    # Theano: tap -1 reads v[:-1] reversed, tap 0 v[1:] reversed (each tap's
+    # slice is cut, then reversed; PyTensor gives the same)
+    np.testing.assert_array_equal(got[2], [v[2] - v[3], v[1] - v[2], v[0] - v[1]])
 
 
 def test_n_steps_zero_and_negative():
@@ -881,3 +882,28 @@ def test_out_of_bounds_indices_read_and_write_nothing():
     got = f(np.ones((2, 3)), -1)
     np.testing.assert_array_equal(got[0], [1, 1, 1])
     np.testing.assert_array_equal(got[3], [[1, 1, 1], [3, 1, 1]])
+
+
+@pytest.mark.parametrize("taps", [[-2], [2], [-1, 0], [0, 1], [-1, 1], [1, -1], [-3, -1, 2]])
+@pytest.mark.parametrize("n_steps", [None, 2])
+def test_go_backwards_with_taps_as_pytensor(taps, n_steps):
+    """go_backwards with sequence taps: Theano/PyTensor cut each tap's slice,
+    then reverse it (the op reverses first: the builder negates the taps).
+    Values and the gradient with respect to the sequence equal PyTensor's."""
+    pytensor = pytest.importorskip("pytensor")
+    pt = pytensor.tensor
+
+    def step(*args):
+        return sum((10.0 ** i) * a for i, a in enumerate(args))
+
+    u = np.arange(1.0, 9.0) ** 1.5
+    x = pt.dvector("x")
+    out = pytensor.scan(step, sequences=dict(input=x, taps=taps), go_backwards=True, n_steps=n_steps,
+                        return_updates=False)
+    cost = (out ** 2).sum()
+    want = pytensor.function([x], [out, pytensor.grad(cost, x)], mode="FAST_COMPILE")(u)
+    xs = T.dvector("xs")
+    ours, _ = theano.scan(step, sequences=dict(input=xs, taps=taps), go_backwards=True, n_steps=n_steps)
+    got = F([xs], [ours, T.grad((ours ** 2).sum(), xs)])(u)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)

@@ -38,20 +38,25 @@ def scan_specs(draw):
 
 
 def _reference(spec, seqs, inits, nonseqs, coefs):
-    """Theano's scan semantics as a Python loop."""
-    seqs = [s[::-1] for s in seqs] if spec["go_backwards"] else seqs
+    """Theano's scan semantics as a Python loop: each tap k of a sequence reads
+    its own slice ``s[k - lo : len(s) - (hi - k)]`` (lo/hi the taps' extremes
+    with 0), reversed when going backwards, at row t."""
+    slices = []
+    for s, taps in zip(seqs, spec["seq_taps"]):
+        lo, hi = min(0, min(taps)), max(0, max(taps))
+        cut = [s[k - lo:len(s) - (hi - k)] for k in taps]
+        slices.append([c[::-1] for c in cut] if spec["go_backwards"] else cut)
     n = spec["n_steps"]
     if n is None:
-        n = min(len(s) - (max(0, max(t)) - min(0, min(t))) for s, t in zip(seqs, spec["seq_taps"]))
+        n = min(len(c[0]) for c in slices)
     hist = []
     for kind, init, taps in zip(spec["kinds"], inits, spec["out_taps"]):
         hist.append(list(init) if kind == "mitsot" else ([init] if kind == "sitsot" else []))
     results = [[] for _ in spec["kinds"]]
     for t in range(n):
         args = []
-        for s, taps in zip(seqs, spec["seq_taps"]):
-            lo = min(0, min(taps))
-            args += [s[t + k - lo] for k in taps]
+        for cut in slices:
+            args += [c[t] for c in cut]
         for kind, h, taps in zip(spec["kinds"], hist, spec["out_taps"]):
             if kind == "sitsot":
                 args.append(h[-1])

@@ -612,8 +612,13 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
 
     # -- the op ---------------------------------------------------------------------------------
     inner_inputs: list[Variable] = []
-    for (_, taps), phs in zip(seqs, seq_phs):
-        inner_inputs.extend(phs[t] for t in sorted(taps))
+    # Theano cuts each tap's slice out of the sequence, then reverses the
+    # slices when going backwards: step i reads seq[N - 1 - i - (max - k)]
+    # for tap k (max = max(taps, 0)). The op reverses the sequence first and
+    # then applies its taps, so Theano's tap k is the op's tap -k.
+    seq_taps = [sorted(-t for t in taps) if go_backwards else sorted(taps) for _, taps in seqs]
+    for op_taps, phs in zip(seq_taps, seq_phs):
+        inner_inputs.extend(phs[-t if go_backwards else t] for t in op_taps)
     for i in order_mit:
         inner_inputs.extend(out_phs[i][t] for t in sorted(infos[i][2]))
     for i in order_sit:
@@ -629,7 +634,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
     op = ScanOp(
         inner_inputs=inner_inputs,
         inner_outputs=op_outputs,
-        seq_taps=[tuple(sorted(t)) for _, t in seqs],
+        seq_taps=[tuple(t) for t in seq_taps],
         mitsot_taps=[tuple(sorted(infos[i][2])) for i in order_mit],
         n_sitsot=len(order_sit) + n_upd,
         n_nitsot=len(order_nit),
