@@ -95,6 +95,17 @@ std::pair<int64_t, bool> staticByteCount(MemRefType type, int64_t bytes) {
   return {bytes, overflow};
 }
 
+/// NumPy's rule for a shape: the element size times the sizes other than 0
+/// fits in int64_t, even when a size is 0 (`np.empty((2**62, 0))` raises).
+/// Whether `type`'s static sizes already break it.
+bool staticShapeUnrepresentable(MemRefType type, int64_t bytes) {
+  bool overflow = false;
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size) && size != 0)
+      overflow |= llvm::MulOverflow(bytes, size, bytes);
+  return overflow;
+}
+
 /// Adds the size check before `alloc` (a memref.alloc or memref.alloca, at
 /// most `limit` bytes); false when none is needed.
 bool checkAllocation(Operation *alloc, MemRefType type,
@@ -105,7 +116,8 @@ bool checkAllocation(Operation *alloc, MemRefType type,
   // The constant part first: element bytes times the static sizes.
   auto [staticBytes, staticOverflow] = staticByteCount(type, *bytes);
   staticOverflow |= staticBytes > limit;
-  if (!staticOverflow && dynamicSizes.empty())
+  bool staticUnrepresentable = staticShapeUnrepresentable(type, *bytes);
+  if (!staticOverflow && !staticUnrepresentable && dynamicSizes.empty())
     return false;
 
   OpBuilder b(alloc);
@@ -119,6 +131,21 @@ bool checkAllocation(Operation *alloc, MemRefType type,
   Value negative = falseValue, empty = falseValue;
   Value tooLarge = arith::ConstantIntOp::create(b, loc, staticOverflow, 1);
   Value total = arith::ConstantIntOp::create(b, loc, staticBytes, 64);
+  // The same product over the sizes other than 0 (NumPy's rule), so that an
+  // empty buffer of an unrepresentable shape fails here, before a loop of
+  // steps that write nothing runs for as long as its huge size says.
+  Value unrepresentable =
+      arith::ConstantIntOp::create(b, loc, staticUnrepresentable, 1);
+  int64_t staticNonZero = *bytes;
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size) && size != 0 && !staticUnrepresentable)
+      staticNonZero *= size;
+  Value nonZeroTotal = arith::ConstantIntOp::create(b, loc, staticNonZero, 64);
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
+  auto overflows = [&](Value product) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, product,
+                                 zero);
+  };
   SmallVector<Value> sizes;
   unsigned next = 0;
   for (int64_t size : type.getShape()) {
@@ -131,24 +158,33 @@ bool checkAllocation(Operation *alloc, MemRefType type,
     negative = arith::OrIOp::create(
         b, loc, negative,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, dim, zero));
-    empty = arith::OrIOp::create(
-        b, loc, empty,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dim, zero));
+    Value isZero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dim, zero);
+    empty = arith::OrIOp::create(b, loc, empty, isZero);
     auto product = arith::MulUIExtendedOp::create(b, loc, total, dim);
-    Value wrapped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                          product.getHigh(), zero);
-    tooLarge = arith::OrIOp::create(b, loc, tooLarge, wrapped);
+    tooLarge = arith::OrIOp::create(b, loc, tooLarge,
+                                    overflows(product.getHigh()));
     total = product.getLow();
+    auto nonZero = arith::MulUIExtendedOp::create(
+        b, loc, nonZeroTotal, arith::SelectOp::create(b, loc, isZero, one, dim));
+    unrepresentable = arith::OrIOp::create(b, loc, unrepresentable,
+                                           overflows(nonZero.getHigh()));
+    nonZeroTotal = nonZero.getLow();
   }
   // Unsigned: a byte count of 2**63 or more reads as negative.
   Value huge = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ugt, total,
       arith::ConstantIntOp::create(b, loc, limit, 64));
   tooLarge = arith::OrIOp::create(b, loc, tooLarge, huge);
+  unrepresentable = arith::OrIOp::create(
+      b, loc, unrepresentable,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nonZeroTotal,
+                            zero));
   Value nonEmpty = arith::XOrIOp::create(
       b, loc, empty, arith::ConstantIntOp::create(b, loc, 1, 1));
   Value bad = arith::OrIOp::create(
       b, loc, negative, arith::AndIOp::create(b, loc, tooLarge, nonEmpty));
+  bad = arith::OrIOp::create(b, loc, bad, unrepresentable);
   auto ifBad = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifBad.thenBlock());
   emitFailAlloc(b, loc, *bytes, sizes, limit);

@@ -28,7 +28,8 @@ other threads do. The checks compiled into scans (``n_steps < 0``, too-short
 sequences...) and the run-time verification of the program's ops (mismatched
 dynamic sizes, out-of-bounds indices; ``checks=False`` leaves it out) raise
 ``ValueError``; a buffer that cannot be allocated (or whose size does not fit
-in 64 bits) raises ``MemoryError``. Results are NumPy arrays that own the
+in 64 bits) raises ``MemoryError``, an empty one of a shape NumPy cannot have
+(``(2**62, 0)`` of f64) ``ValueError``. Results are NumPy arrays that own the
 memory the native code allocated for them.
 """
 

@@ -162,18 +162,28 @@ __mlir_scan_fail_alloc(int64_t elementBytes, int64_t rank, const int64_t *sizes,
   e.code = static_cast<int64_t>(ScanErrorCode::BadAllocation);
   e.item = elementBytes;
   e.need = limit;
-  bool negative = false;
+  bool negative = false, empty = false;
   char shape[640] = "";
   size_t used = 0;
   for (int64_t d = 0; d < rank; ++d) {
     negative |= sizes[d] < 0;
+    empty |= sizes[d] == 0;
     if (used < sizeof(shape))
       used += std::snprintf(shape + used, sizeof(shape) - used,
                             d ? ", %" PRId64 : "%" PRId64, sizes[d]);
   }
-  e.kind = static_cast<int64_t>(negative ? ErrorKind::Value : ErrorKind::Memory);
+  e.kind = static_cast<int64_t>(negative || empty ? ErrorKind::Value
+                                                  : ErrorKind::Memory);
   if (negative)
     format(e, "cannot allocate a buffer of shape (%s): negative size", shape);
+  else if (empty)
+    // (NumPy's "array is too big" for np.empty of such a shape)
+    format(e,
+           "cannot allocate a buffer of shape (%s) of %" PRId64
+           "-byte elements: it holds no element, but its sizes other than "
+           "0 times the element size exceed 2**63 bytes, which no NumPy "
+           "array can have",
+           shape, elementBytes);
   else if (limit == INT64_MAX)
     format(e,
            "cannot allocate a buffer of shape (%s) of %" PRId64

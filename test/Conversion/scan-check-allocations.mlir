@@ -137,19 +137,33 @@ func.func @alloca_in_loop(%n: index) -> f64 {
 // -----
 
 // A zero size makes a buffer empty whatever the other sizes: too large a
-// product is only an error when no size is 0 (a negative size always is).
+// byte count is only an error when no size is 0 (a negative size always is).
+// NumPy's rule still holds for an empty buffer: element bytes times the sizes
+// other than 0 must fit in 64 bits (a size of 0 counts as 1 there).
 // CHECK-LABEL: func.func @empty_buffers
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         %[[N:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK:         %[[NEG:.*]] = arith.ori %false, %{{.*}} : i1
-// CHECK:         %[[EMPTY:.*]] = arith.ori %false, %{{.*}} : i1
+// CHECK:         %[[ZERO:.*]] = arith.cmpi eq, %[[N]], %{{.*}} : i64
+// CHECK:         %[[EMPTY:.*]] = arith.ori %false, %[[ZERO]] : i1
+// CHECK:         %[[NZ:.*]] = arith.select %[[ZERO]], %[[ONE]], %[[N]] : i64
+// CHECK:         arith.mului_extended %{{.*}}, %[[NZ]] : i64
 // CHECK:         %[[NONEMPTY:.*]] = arith.xori %[[EMPTY]], %true
 // CHECK:         %[[TOOLARGE:.*]] = arith.andi %{{.*}}, %[[NONEMPTY]]
 // CHECK:         %[[BAD:.*]] = arith.ori %[[NEG]], %[[TOOLARGE]]
-// CHECK:         scf.if %[[BAD]]
-// CHECK:         memref.alloc(%{{.*}}) : memref<4611686018427387904x?xf64>
+// CHECK:         %[[ALL:.*]] = arith.ori %[[BAD]], %{{.*}} : i1
+// CHECK:         scf.if %[[ALL]]
+// CHECK:         memref.alloc(%{{.*}}) : memref<?x4xf64>
 // CHECK-NOT:     scf.if
+// CHECK:         memref.alloc() : memref<576460752303423488x0xf64>
+// A constant shape that breaks the rule fails unconditionally.
+// CHECK:         arith.ori %true{{.*}}, %{{.*}} : i1
+// CHECK:         scf.if
+// CHECK:         call @__mlir_scan_fail_alloc
 // CHECK:         memref.alloc() : memref<4611686018427387904x0xf64>
 func.func @empty_buffers(%n: index) {
-  %a = memref.alloc(%n) : memref<4611686018427387904x?xf64>
-  %b = memref.alloc() : memref<4611686018427387904x0xf64>
+  %a = memref.alloc(%n) : memref<?x4xf64>
+  %b = memref.alloc() : memref<576460752303423488x0xf64>
+  %c = memref.alloc() : memref<4611686018427387904x0xf64>
   return
 }

@@ -865,10 +865,12 @@ def test_padding_that_overflows_and_empty_buffers_with_huge_sizes():
                                "not fit in 64 bits (line 4"), lines
     assert lines[1].startswith("RAISED ValueError: padding of dimension 0 is negative"), lines
     assert lines[2] == "RETURNED [0.0, 0.0, 1.0, 0.0, 0.0]"
-    assert lines[3] == f"RETURNED {2**62}"
-    # 0 bytes: not a MemoryError; NumPy cannot hold the shape, which is said
-    assert lines[4] == ("RAISED ValueError: result #0 has shape (4611686018427387904, 0), which a NumPy "
-                        "array cannot have (the product of its sizes does not fit in 64 bits)"), lines
+    assert lines[3] == f"RETURNED {2**62}"  # (only its size is read: no buffer is made)
+    # 0 bytes: not a MemoryError; but NumPy cannot hold the shape (np.empty
+    # raises), which the allocation says before anything runs
+    assert lines[4] == ("RAISED ValueError: cannot allocate a buffer of shape (4611686018427387904, 0) of 8-byte "
+                        "elements: it holds no element, but its sizes other than 0 times the element size exceed "
+                        "2**63 bytes, which no NumPy array can have"), lines
     assert lines[5].startswith("RAISED MemoryError: cannot allocate a buffer of shape (4611686018427387904, 1)")
     assert lines[6].startswith("RAISED ValueError: cannot allocate a buffer of shape (-1, 0): negative size")
 
@@ -1098,3 +1100,23 @@ def test_many_threads_get_exactly_the_single_threaded_results():
 if __name__ == "__main__" and sys.argv[1:] == ["--stress"]:
     found = _stress()
     print("\n".join(found) if found else "no disagreement")
+
+
+def test_huge_n_steps_of_empty_rows_fails_before_the_loop():
+    """2**62 steps writing empty rows: the output (2**62, 0) is a shape no NumPy
+    array can have, and the call says so at once instead of running the steps
+    (a timeout of 60 s in the child catches a loop that runs)."""
+    lines = run_child("""
+    import mlir_scan as theano
+    from mlir_scan import tensor as T
+    v, n = T.dvector("v"), T.lscalar("n")
+    r, _ = theano.scan(lambda v: v * 2, non_sequences=v, n_steps=n)
+    f = theano.function([v, n], r)
+    report(lambda: f(np.ones(0), 2**62))
+    report(lambda: f(np.ones(0), 5).shape)
+    report(lambda: f(np.ones(3), 2**62))
+    """, timeout=60)
+    assert lines[0].startswith("RAISED ValueError: cannot allocate a buffer of shape (4611686018427387904, 0)"), lines
+    assert lines[1] == "RETURNED [5, 0]", lines
+    assert lines[2].startswith("RAISED MemoryError"), lines
+

@@ -640,8 +640,11 @@ def ScanCheckAllocations : Pass<"scan-check-allocations", "::mlir::ModuleOp"> {
     allocation whose constant byte count is over the limit fails
     unconditionally at the same place. A size that fits but cannot be
     served is the allocator's `MemoryError` (python/runtime/). A buffer
-    with a size of 0 holds no byte: the product of its other sizes may
-    overflow without an error (`tensor.empty` of shape `(2**62, 0)`).
+    with a size of 0 holds no byte, but NumPy's rule still applies to its
+    shape: the element size times the sizes other than 0 must stay below
+    2**63 (`np.empty((2**62, 0))` raises), else the call fails with
+    `ValueError` before anything runs (a loop of `2**62` steps writing empty
+    rows would otherwise run for as long as that size says).
 
     A *static* `memref.alloca` over the stack limit cannot be checked where
     it is: LLVM allocates static allocas in the function's prologue (the
