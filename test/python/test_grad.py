@@ -240,3 +240,28 @@ def test_gradient_through_integer_ops_names_them():
         T.grad(cost, x)
     g = T.grad(cost, x, disconnected_inputs="ignore")
     np.testing.assert_allclose(theano.function([x], g)(np.array([1.5, -2.0])), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("zero_when_true", [True, False])
+def test_gradient_through_the_untaken_branch_of_a_switch_is_zero(zero_when_true):
+    """The gradient a switch sends its untaken branch is 0, and stays 0 through
+    a branch whose derivative is NaN or infinite there (sqrt, log of a negative
+    number): products with it are computed inside the switch, as Theano's and
+    PyTensor's rewrites (local_mul_switch_sink) do. Also inside a scan step."""
+    x = T.dvector("x")
+    safe = T.switch(T.lt(x, 0), 0.0, T.sqrt(x) + T.log(x)) if zero_when_true else \
+        T.switch(T.ge(x, 0), T.sqrt(x) + T.log(x), 0.0)
+    v = np.array([4.0, -1.0, 0.25, -3.0])
+    got = theano.function([x], T.grad(safe.sum(), x))(v)
+    want = np.where(v < 0, 0.0, 0.5 / np.sqrt(np.abs(v)) + 1 / np.abs(v))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    o, _ = theano.scan(lambda a, h: T.switch(T.lt(a, 0), h, h + T.sqrt(a)), sequences=x,
+                       outputs_info=T.constant(0.0))
+    got = theano.function([x], T.grad(o[-1], x))(v)
+    np.testing.assert_allclose(got, np.where(v < 0, 0.0, 0.5 / np.sqrt(np.abs(v))), rtol=1e-12)
+    # shape and dtype of the gradient unchanged (a float32 input, a broadcast zero)
+    m = T.fmatrix("m")
+    gm = T.grad(T.switch(T.lt(m, 0), np.zeros((1, 3), "float32"), T.sqrt(m)).sum(), m)
+    r = theano.function([m], gm)(np.array([[1.0, -1.0, 4.0]] * 2, dtype="float32"))
+    assert r.dtype == np.float32 and r.shape == (2, 3)
+    np.testing.assert_allclose(r, [[0.5, 0.0, 0.25]] * 2)

@@ -670,7 +670,40 @@ def _k(value, like: Variable) -> Constant:
     return Constant(np.asarray(value, dtype=like.dtype))
 
 
+def _zero_branch_switch(v: Variable) -> tuple[Variable, Variable, Variable, bool] | None:
+    """(cond, zero, other, zero_if_true) when `v` is ``switch(cond, 0, other)``
+    or ``switch(cond, other, 0)`` with a constant 0: the gradient a switch
+    sends each of its branches."""
+    node = v.owner
+    if node is None or not isinstance(node.op, Elemwise) or node.op.scalar_op is not SCALAR_OPS["switch"]:
+        return None
+    cond, a, b = node.inputs
+    for zero, other, zero_if_true in ((a, b, True), (b, a, False)):
+        if isinstance(zero, Constant) and np.asarray(zero.data).size and not np.any(zero.data):
+            return cond, zero, other, zero_if_true
+    return None
+
+
 def _e(name: str, *xs: Variable) -> Variable:
+    """`name` applied element-wise, in a gradient rule.
+
+    A product or quotient of the gradient a switch sends one branch
+    (``switch(c, 0, g)``) is computed inside the switch:
+    ``switch(c, 0, g * d)``. The untaken branch's local derivative `d` may be
+    infinite or NaN (``sqrt`` at a negative number), and ``0 * NaN`` would
+    make the gradient NaN where Theano's and PyTensor's rewrites
+    (``local_mul_switch_sink``) give 0.
+    """
+    if name in ("mul", "true_div"):
+        for i, x in enumerate(xs if name == "mul" else xs[:1]):
+            sunk = _zero_branch_switch(x)
+            if sunk is None:
+                continue
+            # (the same zero constant: the result's shape and dtype are unchanged)
+            cond, zero, other, zero_if_true = sunk
+            inner = _e(name, *xs[:i], other, *xs[i + 1:])
+            branches = (zero, inner) if zero_if_true else (inner, zero)
+            return Elemwise(SCALAR_OPS["switch"])(cond, *branches)
     return Elemwise(SCALAR_OPS[name])(*xs)
 
 
