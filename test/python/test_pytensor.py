@@ -437,6 +437,37 @@ def test_elementwise_math_ops(name, dtype):
         np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == "float64" else 1e-6, atol=0)
 
 
+@pytest.mark.parametrize("name", ["argmax0", "argmax1", "argmax_all", "argmax_both", "argmin1", "cumsum0",
+                                  "cumsum_all", "cumprod1", "softmax1", "softmax0", "softmax_all",
+                                  "log_softmax1", "log_softmax_all"])
+def test_tensor_ops_beyond_elementwise(name):
+    """Argmax (several axes, NaN as NumPy), CumOp, Softmax, LogSoftmax: translated
+    (strict mode), alone and in a scan step, equal to PyTensor's results."""
+    fn = {
+        "argmax0": lambda m: pt.argmax(m, axis=0), "argmax1": lambda m: pt.argmax(m, axis=1),
+        "argmax_all": lambda m: pt.argmax(m), "argmax_both": lambda m: pt.argmax(m, axis=(0, 1)),
+        "argmin1": lambda m: pt.argmin(m, axis=1), "cumsum0": lambda m: pt.cumsum(m, axis=0),
+        "cumsum_all": lambda m: pt.cumsum(m), "cumprod1": lambda m: pt.cumprod(m, axis=1),
+        "softmax1": lambda m: pt.special.softmax(m, axis=1), "softmax0": lambda m: pt.special.softmax(m, axis=0),
+        "softmax_all": lambda m: pt.special.softmax(m, axis=None),
+        "log_softmax1": lambda m: pt.special.log_softmax(m, axis=1),
+        "log_softmax_all": lambda m: pt.special.log_softmax(m, axis=None),
+    }[name]
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(3, 4, 5))
+    data[0, 1, 2] = np.nan
+    data[1, 2] = data[1, 2, 0]  # ties
+    x3 = pt.tensor3("x3")
+    m = pt.matrix("m")
+    ys = pytensor.scan(lambda mi: fn(mi), sequences=x3, return_updates=False)
+    for inp, out, value in ((m, fn(m), data[1]), (m, fn(m), data[0]), (x3, ys, data)):
+        ours = pytensor.function([inp], out, mode=mp.get_mode(strict=True))
+        ref = pytensor.function([inp], out, mode="FAST_COMPILE")
+        got, want = ours(value), ref(value)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
 def test_arctan2_translated():
     y, x = pt.vectors("y", "x")
     ours = pytensor.function([y, x], pt.arctan2(y, x), mode=mp.get_mode(strict=True))

@@ -2,7 +2,8 @@
 
 Products (``Dot`` and the BLAS ops PyTensor's rewrites introduce: ``Gemv``,
 ``Gemm``, ``Dot22``, ``Dot22Scalar``, ``Ger`` and their C/SciPy subclasses),
-``DimShuffle``, reductions (``CAReduce``: sum, prod, max, min, all, any),
+``DimShuffle``, reductions (``CAReduce``: sum, prod, max, min, all, any;
+``Argmax``; ``CumOp``: cumsum, cumprod), ``Softmax`` and ``LogSoftmax``,
 indexing (``Subtensor``, ``IncSubtensor``), allocation (``Alloc``,
 ``AllocEmpty``, ``ARange``), shapes (``Shape``, ``Shape_i``, ``Reshape``,
 ``SpecifyShape``, ``MakeVector``, ``Join``), and the identity-like ops
@@ -40,8 +41,10 @@ from pytensor.tensor.basic import (
     TensorFromScalar,
 )
 from pytensor.tensor.elemwise import CAReduce, DimShuffle
-from pytensor.tensor.math import Dot
+from pytensor.tensor.extra_ops import CumOp
+from pytensor.tensor.math import Argmax, Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
+from pytensor.tensor.special import LogSoftmax, Softmax
 from pytensor.tensor.subtensor import IncSubtensor, Subtensor, indices_from_subtensor
 
 from ..builder import tensor as T
@@ -188,6 +191,41 @@ def _careduce(tr: Translator, node: Any, ins: list) -> list:
     if axis == ():
         return [x]
     return [fn(x, axis=axis)]
+
+
+def _one_axis(op: Any) -> int | None:
+    """The axis of a ``Softmax``/``LogSoftmax`` (a one-element tuple, or None for all)."""
+    axis = op.axis
+    if axis is None:
+        return None
+    axis = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if len(axis) != 1:
+        raise Unsupported(op, f"over several axes {axis}")
+    return int(axis[0])
+
+
+@register(Argmax)
+def _argmax(tr: Translator, node: Any, ins: list) -> list:
+    axis = node.op.axis
+    return [T.argmax(ins[0], axis=None if axis is None else tuple(int(a) for a in axis))]
+
+
+@register(CumOp)
+def _cumop(tr: Translator, node: Any, ins: list) -> list:
+    fn = {"add": T.cumsum, "mul": T.cumprod}.get(node.op.mode)
+    if fn is None:
+        raise Unsupported(node.op, f"mode {node.op.mode!r}")
+    return [fn(ins[0], axis=node.op.axis)]
+
+
+@register(Softmax)
+def _softmax(tr: Translator, node: Any, ins: list) -> list:
+    return [T.nnet.softmax(ins[0], axis=_one_axis(node.op))]
+
+
+@register(LogSoftmax)
+def _logsoftmax(tr: Translator, node: Any, ins: list) -> list:
+    return [T.nnet.logsoftmax(ins[0], axis=_one_axis(node.op))]
 
 
 @register(Join)
