@@ -673,7 +673,7 @@ def test_bad_steps_are_python_errors():
 # -- the runnable examples of the package's docstrings -----------------------------------------
 
 
-@pytest.mark.parametrize("name", ["", ".translate", ".elemwise", ".tensor_ops", ".scan", ".linker", ".fallback"])
+@pytest.mark.parametrize("name", ["", ".translate", ".elemwise", ".tensor_ops", ".scan", ".linker", ".fallback", ".rewrites"])
 def test_docstring_examples(name):
     import doctest
     import importlib

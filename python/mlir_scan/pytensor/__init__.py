@@ -44,7 +44,7 @@ def get_mode(strict: bool = False) -> Mode:
     """A PyTensor ``Mode`` compiling through mlir-scan.
 
     Its rewrites are PyTensor's ``fast_run`` without
-    :data:`EXCLUDED_REWRITES` (see :mod:`.linker`). ``strict=True`` raises
+    :data:`EXCLUDED_REWRITES` (see :mod:`.rewrites`). ``strict=True`` raises
     :class:`UnsupportedOpError` for a graph with an unsupported op (and
     :class:`CompileError` for one that fails to compile) instead of falling
     back to PyTensor.

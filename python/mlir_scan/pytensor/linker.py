@@ -38,17 +38,10 @@ from pytensor.link.vm import VMLinker
 
 from ..builder.function import function as builder_function
 from .fallback import compile_scans, describe_failure
+from .rewrites import EXCLUDED_REWRITES
 from .translate import Translator, Unsupported
 
 __all__ = ["MlirScanLinker", "UnsupportedOpError", "CompileError", "EXCLUDED_REWRITES"]
-
-#: PyTensor rewrites the mode leaves out, and why:
-#: ``inplace`` (destroy maps mean nothing to a value-semantics translation, and
-#: mlir-scan bufferizes in place itself), ``scan_save_mem`` (PyTensor's
-#: circular buffers; mlir-scan's own ``scan-save-mem`` pass and the translation's
-#: ``keep`` do that job), ``local_careduce_fusion`` (reductions of fused
-#: ``Composite`` scalar ops), ``scan_save_mem_no_prealloc`` (the numba/JAX variant).
-EXCLUDED_REWRITES = ("inplace", "scan_save_mem", "scan_save_mem_no_prealloc", "local_careduce_fusion")
 
 
 class UnsupportedOpError(NotImplementedError):

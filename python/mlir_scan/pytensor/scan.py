@@ -42,7 +42,6 @@ Example::
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from pytensor.scan.op import Scan
@@ -55,6 +54,7 @@ from ..builder.ops.scan import ScanOp
 from ..builder.scan_module import scan as builder_scan
 from ..builder.scan_module import until
 from . import mitmot
+from .rewrites import inner_graph_rewrites
 from .translate import Translator, Unsupported, register
 
 __all__ = ["BufferHint", "translate_scan"]
@@ -170,25 +170,14 @@ def rewritten_inner_graph(op: Scan) -> tuple[list, list]:
     gradient of ``switch(c, h, h + sqrt(a))`` is ``0 * (0.5 / sqrt(a))``,
     NaN where ``a < 0``, until ``local_mul_switch_sink`` moves the product
     into the switch, as every PyTensor mode does. ``canonicalize``,
-    ``stabilize`` and ``specialize`` (less :data:`~.linker.EXCLUDED_REWRITES`)
+    ``stabilize`` and ``specialize`` (less :data:`~.rewrites.EXCLUDED_REWRITES`)
     run on a copy of the inner graph here; the rest of ``fast_run`` (fusion,
     BLAS, the scan rewrites) is speed that mlir-scan's own passes provide, and
     costs 8x the time (W6's two scans: 320 ms against 40 ms).
     """
     fg = op.fgraph.clone()
-    _inner_rewrites().rewrite(fg)
+    inner_graph_rewrites().rewrite(fg)
     return list(fg.inputs), list(fg.outputs)
-
-
-@functools.cache
-def _inner_rewrites() -> Any:
-    from pytensor.compile import optdb
-    from pytensor.graph.rewriting.db import RewriteDatabaseQuery
-
-    from .linker import EXCLUDED_REWRITES
-
-    return optdb.query(RewriteDatabaseQuery(include=["canonicalize", "stabilize", "specialize"],
-                                            exclude=list(EXCLUDED_REWRITES)))
 
 
 @register(Scan)

@@ -1,0 +1,40 @@
+"""Which of PyTensor's rewrites the MLIR_SCAN mode runs.
+
+The mode's optimizer is PyTensor's ``fast_run`` without
+:data:`EXCLUDED_REWRITES`; a scan's inner graph gets
+:func:`inner_graph_rewrites` before it is translated (see
+:func:`.scan.rewritten_inner_graph`).
+
+Example::
+
+    >>> "inplace" in EXCLUDED_REWRITES
+    True
+    >>> type(inner_graph_rewrites()).__name__
+    'SequentialGraphRewriter'
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pytensor.compile import optdb
+from pytensor.graph.rewriting.db import RewriteDatabaseQuery
+
+__all__ = ["EXCLUDED_REWRITES", "inner_graph_rewrites"]
+
+#: PyTensor rewrites the mode leaves out, and why:
+#: ``inplace`` (destroy maps mean nothing to a value-semantics translation, and
+#: mlir-scan bufferizes in place itself), ``scan_save_mem`` (PyTensor's
+#: circular buffers; mlir-scan's own ``scan-save-mem`` pass and the translation's
+#: ``keep`` do that job), ``local_careduce_fusion`` (reductions of fused
+#: ``Composite`` scalar ops), ``scan_save_mem_no_prealloc`` (the numba/JAX variant).
+EXCLUDED_REWRITES = ("inplace", "scan_save_mem", "scan_save_mem_no_prealloc", "local_careduce_fusion")
+
+
+@functools.cache
+def inner_graph_rewrites() -> Any:
+    """PyTensor's ``canonicalize``, ``stabilize`` and ``specialize`` rewrites,
+    less :data:`EXCLUDED_REWRITES`: those that decide a scan step's values."""
+    return optdb.query(RewriteDatabaseQuery(include=["canonicalize", "stabilize", "specialize"],
+                                            exclude=list(EXCLUDED_REWRITES)))
