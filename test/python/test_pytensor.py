@@ -8,6 +8,7 @@ them) and an RNN forward and backward.
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -466,6 +467,24 @@ def test_tensor_ops_beyond_elementwise(name):
         got, want = ours(value), ref(value)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("graph", ["whole", "fallback"])
+def test_pickling(graph):
+    """A function compiled in the mode pickles as PyTensor's do (its maker and
+    linker, not the compiled code, which is compiled again after unpickling),
+    whole graphs and graphs where scans run as MlirScanOp nodes alike."""
+    state, n = pt.scalar("state"), pt.iscalar("n")
+    out = pytensor.scan(lambda x: 2 * x, outputs_info=state, n_steps=n, return_updates=False)
+    if graph == "fallback":
+        out = pt.gammaln(out + 2)
+    f = pytensor.function([state, n], out, mode="MLIR_SCAN")
+    assert whole(f) == (graph == "whole")
+    g = pickle.loads(pickle.dumps(f, protocol=-1))
+    want = f(1.0, 4)
+    np.testing.assert_allclose(g(1.0, 4), want, rtol=1e-6)
+    np.testing.assert_allclose(g(0.5, 3), f(0.5, 3), rtol=1e-6)
+    assert whole(g) == (graph == "whole")
 
 
 def test_arctan2_translated():

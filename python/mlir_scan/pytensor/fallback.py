@@ -36,16 +36,22 @@ __all__ = ["MlirScanOp", "compile_node", "compile_scans", "describe_failure"]
 class MlirScanOp(Op):
     """One PyTensor node computed by a compiled mlir-scan function.
 
-    `function` is the compiled :class:`mlir_scan.Function`, `original` the
-    op it replaces (for printing), `out_types` the PyTensor output types.
+    `function` is the compiled :class:`mlir_scan.Function`, `source` the
+    PyTensor node it replaces (`original` its op, for printing), `out_types`
+    the PyTensor output types. A pickled op keeps `source`, not the compiled
+    code: it compiles again on its first call after unpickling.
     """
 
     __props__ = ()
 
-    def __init__(self, function: Any, original: Any, out_types: list):
+    def __init__(self, function: Any, source: Apply, out_types: list):
         self.function = function
-        self.original = original
+        self.source = source
+        self.original = source.op
         self.out_types = list(out_types)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "function": None}
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -65,20 +71,28 @@ class MlirScanOp(Op):
         return Apply(self, list(inputs), [t() for t in self.out_types])
 
     def perform(self, node: Apply, inputs: list, output_storage: list) -> None:
+        if self.function is None:
+            self.function = _compile_function(self.source)[0]
         outs = self.function(*inputs)
         for store, value, t in zip(output_storage, outs, self.out_types):
             store[0] = np.asarray(value, dtype=t.dtype)
 
 
-def compile_node(node: Any) -> Apply:
-    """A :class:`MlirScanOp` node computing `node`'s outputs (or :class:`Unsupported`)."""
+def _compile_function(node: Any) -> tuple[Any, list]:
+    """The mlir-scan function computing `node`'s outputs from its non-constant
+    inputs, and those inputs (or :class:`Unsupported`)."""
     tr = Translator()
     pt_inputs = [v for v in dict.fromkeys(node.inputs) if not isinstance(v, PtConstant)]
     b_inputs = tr.inputs(pt_inputs)
     tr.node(node)
     outs = [tr.value(o) for o in node.outputs]
-    fn = builder_function(tr.check_inputs(b_inputs), outs, on_unused_input="ignore")
-    op = MlirScanOp(fn, node.op, [o.type for o in node.outputs])
+    return builder_function(tr.check_inputs(b_inputs), outs, on_unused_input="ignore"), pt_inputs
+
+
+def compile_node(node: Any) -> Apply:
+    """A :class:`MlirScanOp` node computing `node`'s outputs (or :class:`Unsupported`)."""
+    fn, pt_inputs = _compile_function(node)
+    op = MlirScanOp(fn, node, [o.type for o in node.outputs])
     return op.make_node(*pt_inputs)
 
 

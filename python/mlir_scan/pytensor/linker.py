@@ -72,6 +72,11 @@ class MlirScanLinker(JITLinker):
         self.updated_vars: dict = {}
         self._function: Any = None
 
+    def __getstate__(self) -> dict:
+        # (PyTensor pickles a function with its maker and linker; the compiled
+        # code is not pickled: make_all compiles it again after unpickling)
+        return {**self.__dict__, "_function": None}
+
     def clone(self, allow_gc: bool | None = None) -> "MlirScanLinker":
         return type(self)(strict=self.strict, allow_gc=self.allow_gc if allow_gc is None else allow_gc,
                           schedule=self.schedule)
