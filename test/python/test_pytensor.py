@@ -487,6 +487,20 @@ def test_pickling(graph):
     assert whole(g) == (graph == "whole")
 
 
+def test_default_mode_by_config():
+    """pytensor.config.mode = mlir_scan.pytensor.mode makes every function use it."""
+    old = pytensor.config.mode
+    try:
+        pytensor.config.mode = mp.mode
+        x = pt.vector("x")
+        f = pytensor.function([x], pytensor.scan(lambda v, acc: acc + v, sequences=x, outputs_info=pt.zeros(()),
+                                                 return_updates=False))
+        assert type(f.maker.linker).__name__ == "MlirScanLinker" and whole(f)
+        np.testing.assert_allclose(f(np.arange(4.0)), [0, 1, 3, 6])
+    finally:
+        pytensor.config.mode = old
+
+
 def test_arctan2_translated():
     y, x = pt.vectors("y", "x")
     ours = pytensor.function([y, x], pt.arctan2(y, x), mode=mp.get_mode(strict=True))
