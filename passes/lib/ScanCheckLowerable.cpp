@@ -24,7 +24,10 @@ namespace {
 
 /// expand-strided-metadata asserts "There must be at most one dynamic size
 /// per group" on a memref.expand_shape that expands into several dynamic
-/// sizes within one reassociation group.
+/// sizes within one reassociation group. A group with a dynamic size and a
+/// static 0 makes it divide by 0 ("division by non-positive value is not
+/// supported": an error it reports without failing, which the Python
+/// bindings then abort on).
 LogicalResult checkExpandShape(memref::ExpandShapeOp op) {
   MemRefType result = op.getResultType();
   for (auto [group, indices] : llvm::enumerate(op.getReassociationIndices())) {
@@ -37,6 +40,15 @@ LogicalResult checkExpandShape(memref::ExpandShapeOp op) {
              << " dynamic sizes, which the LLVM 22 lowering cannot handle "
                 "(expand-strided-metadata aborts); reshape with at most one "
                 "dynamic size per group";
+    if (dynamic == 1 && llvm::any_of(indices, [&](int64_t d) {
+          return result.getDimSize(d) == 0;
+        }))
+      return op.emitOpError()
+             << "expands reassociation group #" << group
+             << " into a dynamic size beside a static size 0, which the "
+                "LLVM 22 lowering cannot handle (expand-strided-metadata "
+                "divides by the static sizes); the result is empty: make it "
+                "with tensor.empty / memref.alloc instead";
   }
   return success();
 }

@@ -10,6 +10,24 @@ func.func @two_dynamic_sizes(%a: memref<?xf64>, %m: index, %n: index) -> memref<
 
 // -----
 
+// A dynamic size beside a static 0 in one group: expand-strided-metadata would
+// divide by 0 (reported without failing the pass); rejected instead.
+func.func @dynamic_beside_zero(%a: memref<?xf64>, %n: index) -> memref<0x?xf64> {
+  // expected-error @+1 {{expands reassociation group #0 into a dynamic size beside a static size 0}}
+  %r = memref.expand_shape %a [[0, 1]] output_shape [0, %n] : memref<?xf64> into memref<0x?xf64>
+  return %r : memref<0x?xf64>
+}
+
+// -----
+
+// Static sizes only, a 0 among them, are fine.
+func.func @static_zero(%a: memref<0xf64>) -> memref<0x4xf64> {
+  %r = memref.expand_shape %a [[0, 1]] output_shape [0, 4] : memref<0xf64> into memref<0x4xf64>
+  return %r : memref<0x4xf64>
+}
+
+// -----
+
 // One dynamic size per group is fine.
 func.func @one_dynamic_size(%a: memref<?xf64>, %m: index) -> memref<?x4xf64> {
   %r = memref.expand_shape %a [[0, 1]] output_shape [%m, 4] : memref<?xf64> into memref<?x4xf64>

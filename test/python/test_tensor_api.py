@@ -593,3 +593,27 @@ def test_random_draws_in_a_scan_step_advance_each_step():
     assert len(set(pois.tolist())) > 5 and abs(pois.mean() - 3.0) < 0.15
     assert abs(binom.mean() - 5.0) < 0.15 and binom.max() <= 10
     assert (f(10)[0] != pois).any()
+
+
+def test_reshape_with_zero_sizes_as_numpy():
+    """Sizes of 0 in the new shape: an empty result of that shape, never a
+    crash (expand_shape beside a static 0 made the LLVM 22 lowering divide by
+    0 and the bindings abort); -1 beside sizes that multiply to 0 raises
+    ValueError, as NumPy does, at build time when the 0 is static, at the call
+    otherwise."""
+    x, n = T.dmatrix("x"), T.lscalar("n")
+    f = theano.function([x, n], [x.reshape((0, n)), x.reshape((n, 0, 2)), x.reshape((n, -1))])
+    got = f(np.zeros((0, 3)), 4)
+    assert [g.shape for g in got[:2]] == [(0, 4), (4, 0, 2)]
+    assert got[2].shape == (4, 0)
+    with pytest.raises(ValueError, match="cannot reshape 6 elements"):
+        f(np.zeros((2, 3)), 4)
+    with pytest.raises(ValueError, match=r"unknown dimension \(-1\) when the other dimensions multiply to 0"):
+        f(np.zeros((0, 3)), 0)
+    for shape in [(0, -1), (-1, 0), (2, 0, -1)]:
+        with pytest.raises(ValueError, match="the other dimensions multiply to 0"):
+            x.reshape(shape)
+        with pytest.raises(ValueError):
+            np.zeros((0, 3)).reshape(shape)
+    g = theano.function([x], x.reshape((3, 0)))
+    assert g(np.zeros((0, 5))).shape == (3, 0)

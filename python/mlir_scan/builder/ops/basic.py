@@ -786,6 +786,10 @@ class Reshape(Op):
                 known = b.iop("muli", known, b.select(is_m1, one, d, "index"))
             b.check(b.icmp("sgt", unknown, one), "reshape: can only specify one unknown dimension (-1)")
             none_known = b.icmp("eq", known, zero)
+            # (NumPy: the size of -1 is undefined when the others multiply to 0)
+            b.check(b.op(f"arith.andi {b.icmp('eq', unknown, one)}, {none_known} : i1"),
+                    "reshape: cannot infer the unknown dimension (-1) when the other dimensions "
+                    "multiply to 0")
             left = b.op(f"arith.divsi {total_in}, {b.select(none_known, one, known, 'index')} : index")
             left = b.select(none_known, zero, left, "index")
             dyn = [b.select(f, left, d, "index") for f, d in zip(flags, raw)]
@@ -817,6 +821,10 @@ class Reshape(Op):
         good = b.child(inherit=True)
         if out.ndim == 1:
             r = good.tensor_cast(flat, flat_t, out)
+        elif 0 in self.shape:
+            # No element (the counts agree): expand_shape beside a static 0
+            # makes the LLVM 22 lowering divide by 0.
+            r = good.filled(out, dims, zero)
         elif sum(1 for s in self.shape if s is None) > 1:
             # expand_shape with several dynamic sizes in one group trips an
             # assertion in expand-strided-metadata (LLVM 22): read the

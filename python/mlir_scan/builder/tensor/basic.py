@@ -835,12 +835,18 @@ def reshape(x, newshape, ndim: int | None = None) -> Variable:
         rest: Any = 1
         for d in known:
             rest = rest * d if isinstance(rest, int) and isinstance(d, int) else mul(rest, d)
+        if isinstance(rest, int) and rest == 0:
+            # (NumPy: whatever the input's size)
+            raise ValueError(f"reshape: cannot infer the unknown dimension (-1) of {tuple(newshape)}: "
+                             "the other dimensions multiply to 0")
         if isinstance(total, int) and isinstance(rest, int):
-            if rest == 0 or total % rest:
+            if total % rest:
                 raise ValueError(f"reshape: cannot reshape {x.type.shape} into {tuple(newshape)}")
             dims[k] = total // rest
         else:
-            dims[k] = int_div(total, rest)
+            # Left to the op, which infers it at run time (and fails, as
+            # NumPy, when the others multiply to 0).
+            dims[k] = constant(-1, dtype="int64")
     dims = [d if isinstance(d, int) else (_cast(d, "int64") if d.dtype != "int64" else d) for d in dims]
     for d in dims:
         if isinstance(d, Variable) and (d.ndim != 0 or not is_int(d.dtype)):
