@@ -11,7 +11,15 @@
 #include "Scan/ScanDialect.h"
 
 #include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
 #include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Pass.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
 
 
 extern "C" {
@@ -36,6 +44,50 @@ MLIR_CAPI_EXPORTED void mlirScanRegisterPasses() {
 /// passes run first); for pipelines that fold before any scan pass runs.
 MLIR_CAPI_EXPORTED void mlirScanGenericizeFoldHazards(MlirModule module) {
   mlir::scan::genericizeFoldHazards(unwrap(module));
+}
+
+/// Runs `pm` on `op` and reports every error diagnostic, whether or not a
+/// pass failed. Some upstream passes emit an error and still succeed
+/// (expand-strided-metadata's "division by non-positive value"); the Python
+/// bindings' `PassManager.run` then aborts the process ("unhandled captured
+/// errors"). Here such a run is a failure like any other. The diagnostics
+/// go to `out` (at most `capacity` bytes, NUL-terminated) as records ending
+/// in '\x1e', each `kind '\x1f' location '\x1f' message` with kind 'E' for
+/// an error and 'N' for a note of the error before it. Returns 1 on
+/// failure, 0 otherwise.
+MLIR_CAPI_EXPORTED int mlirScanRunPassManager(MlirPassManager pm,
+                                              MlirOperation op, char *out,
+                                              size_t capacity) {
+  mlir::Operation *operation = unwrap(op);
+  std::string text;
+  auto append = [&](char kind, mlir::Location loc, llvm::StringRef message) {
+    text += kind;
+    text += '\x1f';
+    llvm::raw_string_ostream os(text);
+    loc.print(os);
+    os << '\x1f' << message << '\x1e';
+  };
+  bool sawError = false;
+  bool failed;
+  {
+    mlir::ScopedDiagnosticHandler handler(
+        operation->getContext(), [&](mlir::Diagnostic &diag) {
+          if (diag.getSeverity() != mlir::DiagnosticSeverity::Error)
+            return mlir::failure(); // (to the other handlers)
+          sawError = true;
+          append('E', diag.getLocation(), diag.str());
+          for (mlir::Diagnostic &note : diag.getNotes())
+            append('N', note.getLocation(), note.str());
+          return mlir::success();
+        });
+    failed = mlir::failed(unwrap(pm)->run(operation));
+  }
+  if (capacity) {
+    size_t n = std::min(text.size(), capacity - 1);
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+  }
+  return failed || sawError ? 1 : 0;
 }
 
 } // extern "C"

@@ -45,6 +45,12 @@ class MlirModule(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p)]
 
 
+class MlirPassManager(ctypes.Structure):
+    """The C API's MlirPassManager, passed by value."""
+
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
 def _capsule_pointer(obj: object) -> int:
     """The raw C pointer behind ``obj._CAPIPtr``."""
     capsule = obj._CAPIPtr
@@ -81,6 +87,8 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanRegisterPasses.restype = None
     lib.mlirScanGenericizeFoldHazards.argtypes = [MlirModule]
     lib.mlirScanGenericizeFoldHazards.restype = None
+    lib.mlirScanRunPassManager.argtypes = [MlirPassManager, MlirOperation, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanRunPassManager.restype = ctypes.c_int
     # python/capi/ScanJIT.cpp
     lib.mlirScanJitCreate.argtypes = [
         MlirOperation, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),

@@ -534,6 +534,39 @@ def _pass_manager(pipeline: str, verify_each: bool = True) -> passmanager.PassMa
     return manager
 
 
+class _Diagnostic:
+    """An error diagnostic reported by :func:`_run_pass_manager` (the fields
+    :class:`mlir.ir.MLIRError` prints: `location`, `message`, `notes`)."""
+
+    def __init__(self, location: str, message: str):
+        self.location, self.message, self.notes = location, message, []
+
+
+def _run_pass_manager(manager: passmanager.PassManager, module: ir.Module) -> None:
+    """Runs `manager` on `module`; MLIRError (with the error diagnostics) on failure.
+
+    Not ``manager.run``: an upstream pass that emits an error and still
+    succeeds makes the bindings abort the process ("unhandled captured
+    errors"); the run-time library's runner counts such a run as failed.
+    """
+    out = ctypes.create_string_buffer(1 << 16)
+    failed = _registration.capi().mlirScanRunPassManager(
+        _registration.MlirPassManager(_registration._capsule_pointer(manager)),
+        _registration.MlirOperation(_registration._capsule_pointer(module.operation)), out, len(out))
+    if not failed:
+        return
+    diagnostics: list[_Diagnostic] = []
+    for record in out.value.decode("utf-8", "replace").split("\x1e"):
+        if record.count("\x1f") < 2:
+            continue
+        kind, location, message = record.split("\x1f", 2)
+        if kind == "N" and diagnostics:
+            diagnostics[-1].notes.append(_Diagnostic(location, message))
+        else:
+            diagnostics.append(_Diagnostic(location, message))
+    raise ir.MLIRError("Failure while executing pass pipeline", diagnostics)
+
+
 #: Stages whose passes (upstream conversions, in the main) are verified once at
 #: the end instead of after each pass: a third of a large program's MLIR time
 #: went to verifying the module some sixty times. The scan rewrites and the
@@ -715,10 +748,10 @@ class Program:
                     _registration.capi().mlirScanGenericizeFoldHazards(
                         _registration.MlirModule(_registration._capsule_pointer(module)))
                 if stage in _VERIFIED_AT_THE_END:
-                    _pass_manager(pipeline, verify_each=False).run(module.operation)
+                    _run_pass_manager(_pass_manager(pipeline, verify_each=False), module)
                     module.operation.verify()
                 else:
-                    _pass_manager(pipeline).run(module.operation)
+                    _run_pass_manager(_pass_manager(pipeline), module)
             if stage == "llvm":
                 _compile_once(module)
                 _check_external_symbols(module)

@@ -1120,3 +1120,31 @@ def test_huge_n_steps_of_empty_rows_fails_before_the_loop():
     assert lines[1] == "RETURNED [5, 0]", lines
     assert lines[2].startswith("RAISED MemoryError"), lines
 
+
+
+def test_a_pass_that_reports_an_error_without_failing_is_an_mlir_error():
+    """expand-strided-metadata + lower-affine report "division by non-positive value" on an
+    expand_shape of a dynamic size beside a static 0 and still succeeds; the
+    Python bindings' PassManager.run then aborts the process. The runtime runs
+    pipelines through the run-time library, which makes such a run an
+    MLIRError naming the op (run in a child: an abort fails the test)."""
+    lines = run_child('''
+    from mlir import ir
+    from mlir_scan import runtime
+    text = """
+    func.func @f(%a: memref<?xf64>, %n: index) -> memref<0x?xf64> {
+      %r = memref.expand_shape %a [[0, 1]] output_shape [0, %n] : memref<?xf64> into memref<0x?xf64>
+      return %r : memref<0x?xf64>
+    }"""
+    with runtime._compile_context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        try:
+            runtime._run_pass_manager(runtime._pass_manager("expand-strided-metadata,lower-affine"), module)
+        except ir.MLIRError as exc:
+            print("RAISED", " | ".join(str(exc).splitlines()))
+        ok = ir.Module.parse("func.func @g() { return }")
+        report(lambda: runtime._run_pass_manager(runtime._pass_manager("canonicalize"), ok))
+    ''')
+    assert lines[0].startswith("RAISED Failure while executing pass pipeline:"), lines
+    assert "division by non-positive value" in lines[0] and '"-":3:' in lines[0], lines
+    assert lines[1] == "RETURNED None", lines

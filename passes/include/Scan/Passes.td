@@ -543,6 +543,12 @@ def ScanCheckLowerable : Pass<"scan-check-lowerable", "::mlir::ModuleOp"> {
     * `memref.expand_shape` expanding one reassociation group into more
       than one dynamic size (`expand-strided-metadata` asserts "There must
       be at most one dynamic size per group");
+    * `memref.expand_shape` expanding a group into a dynamic size beside a
+      static size 0 (`expand-strided-metadata` then `lower-affine` divide by
+      0: "division by non-positive value is not supported", an error they
+      report without failing, on which the Python bindings' `PassManager.run`
+      aborts; mlir_scan's runtime runs pipelines through its own runner,
+      which turns any such report into an `MLIRError`);
     * a memref (or tensor) type whose static sizes multiply to more than
       2**63 - 1 elements (`memref<2305843009213693952x8xf64>`, the buffer
       of such a static tensor result): the lowering asserts "integer
