@@ -547,7 +547,8 @@ def _run_pass_manager(manager: passmanager.PassManager, module: ir.Module) -> No
 
     Not ``manager.run``: an upstream pass that emits an error and still
     succeeds makes the bindings abort the process ("unhandled captured
-    errors"); the run-time library's runner counts such a run as failed.
+    errors"); mlir-scan's C API (python/capi/ScanCAPI.cpp) counts such a run
+    as failed.
     """
     out = ctypes.create_string_buffer(1 << 16)
     failed = _registration.capi().mlirScanRunPassManager(

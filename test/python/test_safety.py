@@ -1126,7 +1126,7 @@ def test_a_pass_that_reports_an_error_without_failing_is_an_mlir_error():
     """expand-strided-metadata + lower-affine report "division by non-positive value" on an
     expand_shape of a dynamic size beside a static 0 and still succeeds; the
     Python bindings' PassManager.run then aborts the process. The runtime runs
-    pipelines through the run-time library, which makes such a run an
+    pipelines through mlir-scan's C API, which makes such a run an
     MLIRError naming the op (run in a child: an abort fails the test)."""
     lines = run_child('''
     from mlir import ir
