@@ -265,3 +265,57 @@ def test_gradient_through_the_untaken_branch_of_a_switch_is_zero(zero_when_true)
     r = theano.function([m], gm)(np.array([[1.0, -1.0, 4.0]] * 2, dtype="float32"))
     assert r.dtype == np.float32 and r.shape == (2, 3)
     np.testing.assert_allclose(r, [[0.5, 0.0, 0.25]] * 2)
+
+
+def test_ties_of_maximum_minimum_clip_give_the_gradient_once():
+    """At a tie the first input takes the gradient (Theano, PyTensor): d/dx
+    maximum(x, x) is 1, not 2; clip(x, lo, hi) at x == lo gives it to x."""
+    x, y, lo = T.dvector("x"), T.dvector("y"), T.dscalar("lo")
+    np.testing.assert_array_equal(theano.function([x], T.grad(T.maximum(x, x).sum(), x))(np.array([1.0, -2.0])),
+                                  [1.0, 1.0])
+    gx, gy = theano.function([x, y], T.grad(T.minimum(x, y).sum(), [x, y]))(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(gx, [1.0, 0.0])
+    np.testing.assert_array_equal(gy, [0.0, 1.0])
+    gx, glo = theano.function([x, lo], T.grad(T.clip(x, lo, 1.0).sum(), [x, lo]))(np.array([-1.0, 0.0, -3.0]), -1.0)
+    np.testing.assert_array_equal(gx, [1.0, 1.0, 0.0])
+    assert float(glo) == 1.0  # (only x = -3 is clipped to lo)
+
+
+def test_gradient_of_pow_with_respect_to_the_exponent_at_a_zero_base():
+    """d/dy x**y at x = 0 is 0 (PyTensor's rule), not 0 * log(0) = NaN."""
+    x, y = T.dvector("x"), T.dvector("y")
+    got = theano.function([x, y], T.grad((x ** y).sum(), y))(np.array([0.0, 0.0, 2.0]), np.array([2.0, 3.0, 1.5]))
+    np.testing.assert_allclose(got, [0.0, 0.0, 2.0 ** 1.5 * np.log(2.0)], rtol=1e-14)
+
+
+def test_log_of_sigmoid_and_softmax_are_stable():
+    """Theano's stabilizing rewrites, applied where the graph is built:
+    log(sigmoid(x)) = -softplus(-x), log(1 - sigmoid(x)) = -softplus(x),
+    log(softmax(x)) = logsoftmax(x), log1p(exp(x)) = softplus(x): finite values
+    and gradients where the naive forms give -inf / inf and NaN."""
+    x, m = T.dvector("x"), T.dmatrix("m")
+    c1 = T.log(T.nnet.sigmoid(x)).sum()
+    v, g = theano.function([x], [c1, T.grad(c1, x)])(np.array([-800.0]))
+    assert float(v) == -800.0 and g.tolist() == [1.0]
+    c2 = T.log(1 - T.nnet.sigmoid(x)).sum()
+    v, g = theano.function([x], [c2, T.grad(c2, x)])(np.array([800.0]))
+    assert float(v) == -800.0 and g.tolist() == [-1.0]
+    c3 = T.log(T.nnet.softmax(m))[0, 0]
+    v, g = theano.function([m], [c3, T.grad(c3, m)])(np.array([[0.0, 1000.0]]))
+    assert float(v) == -1000.0 and g.tolist() == [[1.0, -1.0]]
+    np.testing.assert_array_equal(theano.function([x], T.log1p(T.exp(x)))(np.array([800.0])), [800.0])
+    # ordinary values unchanged
+    v = np.array([-2.0, 0.5, 3.0])
+    np.testing.assert_allclose(theano.function([x], T.log(T.nnet.sigmoid(x)))(v), np.log(1 / (1 + np.exp(-v))),
+                               rtol=1e-14)
+
+
+def test_an_input_used_only_through_its_shape_is_used():
+    """d/db sum(W x + b) is ones of W's rows: the compiled graph never reads b,
+    but the graph as given does, so b is a used input (Theano and PyTensor
+    compile it without on_unused_input)."""
+    W, b, x = T.dmatrix("W"), T.dvector("b"), T.dvector("x")
+    f = theano.function([W, b, x], T.grad((T.dot(W, x) + b).sum(), [W, b]))
+    gw, gb = f(np.ones((2, 3)), np.zeros(2), np.arange(3.0))
+    np.testing.assert_array_equal(gw, [[0, 1, 2], [0, 1, 2]])
+    np.testing.assert_array_equal(gb, [1, 1])

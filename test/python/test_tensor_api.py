@@ -617,3 +617,19 @@ def test_reshape_with_zero_sizes_as_numpy():
             np.zeros((0, 3)).reshape(shape)
     g = theano.function([x], x.reshape((3, 0)))
     assert g(np.zeros((0, 5))).shape == (3, 0)
+
+
+def test_softplus_does_not_overflow():
+    x, f = T.dvector("x"), T.fvector("f")
+    v = np.array([40.0, 710.0, 800.0, -800.0, -30.0, 0.0, 1e-10])
+    np.testing.assert_allclose(theano.function([x], T.nnet.softplus(x))(v), np.logaddexp(0, v), rtol=1e-15, atol=0)
+    got = theano.function([f], T.nnet.softplus(f))(np.array([89.0, 100.0, -80.0], "float32"))
+    np.testing.assert_allclose(got, np.logaddexp(0, np.array([89.0, 100.0, -80.0])), rtol=1e-6)
+
+
+def test_arange_of_integer_scalars_is_int64():
+    """Theano and PyTensor: arange of integer bounds is int64 (no wrap-around of a
+    narrow type: arange(int8 3) * 100 is [0, 100, 200])."""
+    n, b = T.iscalar("n"), T.bscalar("b")
+    assert T.arange(n).dtype == "int64" and T.arange(b).dtype == "int64"
+    np.testing.assert_array_equal(theano.function([b], T.arange(b) * 100)(np.int8(3)), [0, 100, 200])

@@ -271,6 +271,10 @@ class Function(_native.Function):
         # Sizes read from computed variables become sizes computed from the
         # graph's inputs, now that the graph is cut and the givens applied.
         n_out, n_upd = len(self.outputs), len(upd)
+        # (an input counts as used when the graph as given reads it, if only
+        # its shape, as in Theano: the gradient of a bias the folding below
+        # leaves out, d/db sum(W x + b) = ones of W's rows)
+        used = {r.id for r in graph_inputs(self.outputs + list(upd.values()) + in_exprs)}
         folded = fold_shapes(self.outputs + list(upd.values()) + in_exprs)
         self.outputs = folded[:n_out]
         upd = dict(zip(upd.keys(), folded[n_out:n_out + n_upd]))
@@ -286,7 +290,7 @@ class Function(_native.Function):
             raise MissingInputError(
                 f"function: an input of the graph, used to compute the outputs, was not provided: {r!r}. "
                 "Add it to the inputs of the function.")
-        used = {r.id for r in roots}
+        used |= {r.id for r in roots}
         policy = on_unused_input or "raise"
         for i, v in enumerate(self.inputs):
             if v.id not in used:

@@ -362,9 +362,14 @@ def _sigmoid(b: Block, x: str, out: str) -> str:
 
 
 def _softplus(b: Block, x: str, out: str) -> str:
+    """``max(x, 0) + log1p(exp(-|x|))``: ``log1p(exp(x))`` without its overflow
+    (``exp(710)`` is inf in f64, ``exp(89)`` in f32)."""
     t = DTYPES[out]
-    e = b.op(f"math.exp {x} : {t}")
-    return b.op(f"math.log1p {e} : {t}")
+    ax = b.op(f"math.absf {x} : {t}")
+    e = b.op(f"math.exp {b.op(f'arith.negf {ax} : {t}')} : {t}")
+    tail = b.op(f"math.log1p {e} : {t}")
+    pos = b.op(f"arith.maxnumf {x}, {b.const(0.0, out)} : {t}")
+    return b.op(f"arith.addf {pos}, {tail} : {t}")
 
 
 class _Sqr(ScalarOp):
@@ -715,7 +720,10 @@ def _sign(x: Variable, like: Variable) -> Variable:
 def _g_pow(xs, o, g):
     x, y = xs
     gx = _e("mul", g, _e("mul", y, _e("pow", x, _e("sub", y, _k(1, y) if not is_float(y.dtype) else _k(1.0, y)))))
-    gy = _e("mul", g, _e("mul", _e("log", x), o)) if is_float(y.dtype) else None
+    # (0 ** y: the log of the base is -inf, its product with 0 NaN; PyTensor
+    # takes 0 there)
+    log_x = _e("switch", _e("eq", x, _k(0, x)), _k(0, o), _e("log", x)) if is_float(y.dtype) else None
+    gy = _e("mul", g, _e("mul", log_x, o)) if is_float(y.dtype) else None
     return [gx, gy]
 
 
@@ -730,8 +738,12 @@ GRAD_RULES = {
     "pow": _g_pow,
     "neg": lambda xs, o, g: [_e("neg", g)],
     "abs": lambda xs, o, g: [_e("mul", g, _sign(xs[0], g))],
-    "maximum": lambda xs, o, g: [_e("mul", g, _e("eq", o, xs[0])), _e("mul", g, _e("eq", o, xs[1]))],
-    "minimum": lambda xs, o, g: [_e("mul", g, _e("eq", o, xs[0])), _e("mul", g, _e("eq", o, xs[1]))],
+    # At a tie the first input takes the gradient (Theano/PyTensor): the two
+    # must not both get it (d maximum(x, x) / dx is 1, not 2).
+    "maximum": lambda xs, o, g: [_e("mul", g, _e("eq", o, xs[0])),
+                                 _e("mul", g, _e("and", _e("eq", o, xs[1]), _e("neq", o, xs[0])))],
+    "minimum": lambda xs, o, g: [_e("mul", g, _e("eq", o, xs[0])),
+                                 _e("mul", g, _e("and", _e("eq", o, xs[1]), _e("neq", o, xs[0])))],
     "switch": lambda xs, o, g: [None, _e("switch", xs[0], g, _k(0, g)), _e("switch", xs[0], _k(0, g), g)],
     "exp": lambda xs, o, g: [_e("mul", g, o)],
     "log": lambda xs, o, g: [_e("true_div", g, xs[0])],

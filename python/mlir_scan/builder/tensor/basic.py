@@ -390,8 +390,56 @@ def minimum(a, b): return _elem("minimum", a, b)  # noqa: E704
 def neg(a): return _elem("neg", a)  # noqa: E704
 def invert(a): return _elem("invert", a)  # noqa: E704
 def exp(a): return _elem("exp", a)  # noqa: E704
-def log(a): return _elem("log", a)  # noqa: E704
-def log1p(a): return _elem("log1p", a)  # noqa: E704
+
+
+def _inputs_of(v: Any, name: str) -> list[Variable] | None:
+    """The inputs of `v` when it is the element-wise scalar op `name`, else None."""
+    node = v.owner if isinstance(v, Variable) else None
+    if node is not None and isinstance(node.op, Elemwise) and node.op.scalar_op is SCALAR_OPS[name]:
+        return list(node.inputs)
+    return None
+
+
+def _is_scalar_one(v: Any) -> bool:
+    return isinstance(v, Constant) and np.ndim(v.data) == 0 and v.data == 1
+
+
+def log(a) -> Variable:
+    """The natural logarithm, with the stabilizations of Theano's rewrites:
+    ``log(sigmoid(x))`` is ``-softplus(-x)``, ``log(1 - sigmoid(x))`` is
+    ``-softplus(x)`` and ``log(softmax(x))`` is ``logsoftmax(x)`` (finite
+    where the naive forms are ``-inf`` and their gradients NaN)."""
+    inner = _inputs_of(a, "sigmoid")
+    if inner:
+        return neg(softplus(neg(inner[0])))
+    diff = _inputs_of(a, "sub")
+    if diff and _is_scalar_one(diff[0]):
+        inner = _inputs_of(diff[1], "sigmoid")
+        if inner:
+            return neg(softplus(inner[0]))
+    if isinstance(a, Variable) and "softmax_of" in a.tag:
+        return log_softmax_of(*a.tag["softmax_of"])
+    return _elem("log", a)
+
+
+def log1p(a) -> Variable:
+    """``log(1 + a)``; ``log1p(exp(x))`` is ``softplus(x)`` (no overflow)."""
+    inner = _inputs_of(a, "exp")
+    if inner:
+        return softplus(inner[0])
+    return _elem("log1p", a)
+
+
+def log_softmax_of(x: Variable, axis: int | None) -> Variable:
+    """``log(softmax(x))`` along `axis` (an int in range, or None for all
+    elements), computed stably as ``x - max - log(sum(exp(x - max)))``."""
+    if axis is None:
+        shifted = x - max(x)
+        return shifted - log(sum(exp(shifted)))
+    shifted = x - max(x, axis=axis, keepdims=True)
+    return shifted - log(sum(exp(shifted), axis=axis, keepdims=True))
+
+
 def sqrt(a): return _elem("sqrt", a)  # noqa: E704
 def sqr(a): return _elem("sqr", a)  # noqa: E704
 def tanh(a): return _elem("tanh", a)  # noqa: E704
@@ -576,7 +624,7 @@ def arange(start, stop=None, step=1, dtype: str | None = None) -> Variable:
     """``arange`` like NumPy's; the bounds may be symbolic scalars.
 
     >>> arange(10).type, arange(iscalar()).dtype
-    (TensorType(int64, (10,)), 'int32')
+    (TensorType(int64, (10,)), 'int64')
     """
     if stop is None:
         start, stop = 0, start
@@ -596,8 +644,12 @@ def arange(start, stop=None, step=1, dtype: str | None = None) -> Variable:
             if builtins.any(isinstance(a, float) for a in py):
                 dtypes.append(_floatX())
             dtype = upcast(*dtypes)
-            if dtype == "bool":
-                dtype = "int8"
+            # Theano: "don't try to be stingy and byte-optimize, this leads to
+            # overflow problems" (arange of an int8 scalar times 100)
+            if dtype == "bool" or dtype.startswith("int"):
+                dtype = "int64"
+            elif dtype.startswith("uint"):
+                dtype = "uint64"
     dtype = check_dtype(dtype, "arange")
     start_v, stop_v, step_v = (a if isinstance(a, Variable) else constant(a, dtype=_python_dtype(a, dtype) or None) for a in args)
     if isinstance(step_v, Constant) and step_v.data == 0:

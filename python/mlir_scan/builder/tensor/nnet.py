@@ -14,8 +14,8 @@ from ..graph import Variable, is_int
 from ..ops.elemwise import cast as _cast
 from ..ops.misc import Assert
 from .basic import (  # noqa: A004
-    abs_, all, and_, arange, as_tensor_variable, clip, eq, exp, expm1, ge, gt, log, lt, max, maximum, mul, neg,
-    sigmoid, softplus, sub, sum, switch, true_div,
+    abs_, all, and_, arange, as_tensor_variable, clip, eq, exp, expm1, ge, gt, log, log_softmax_of, lt, max, maximum,
+    mul, neg, sigmoid, softplus, sub, sum, switch, true_div,
 )
 
 __all__ = ["sigmoid", "softplus", "softmax", "logsoftmax", "relu", "elu", "softsign", "hard_sigmoid",
@@ -32,12 +32,16 @@ def softmax(x, axis: int | None = -1) -> Variable:
         raise ValueError("softmax: expected a tensor of rank 1 or more, got a scalar")
     if axis is None:
         e = exp(x - max(x))
-        return e / sum(e)
-    if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"softmax: axis {axis!r} is out of bounds for rank {x.ndim}")
-    axis %= x.ndim
-    e = exp(x - max(x, axis=axis, keepdims=True))
-    return e / sum(e, axis=axis, keepdims=True)
+        out = e / sum(e)
+    else:
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"softmax: axis {axis!r} is out of bounds for rank {x.ndim}")
+        axis %= x.ndim
+        e = exp(x - max(x, axis=axis, keepdims=True))
+        out = e / sum(e, axis=axis, keepdims=True)
+    # T.log of it is logsoftmax (Theano's stabilizing rewrite)
+    out.tag["softmax_of"] = (x, axis)
+    return out
 
 
 def relu(x, alpha=0) -> Variable:
@@ -79,13 +83,10 @@ def logsoftmax(x, axis: int | None = -1) -> Variable:
     if x.ndim == 0:
         raise ValueError("logsoftmax: expected a tensor of rank 1 or more, got a scalar")
     if axis is None:
-        shifted = x - max(x)
-        return shifted - log(sum(exp(shifted)))
+        return log_softmax_of(x, None)
     if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"logsoftmax: axis {axis!r} is out of bounds for rank {x.ndim}")
-    axis %= x.ndim
-    shifted = x - max(x, axis=axis, keepdims=True)
-    return shifted - log(sum(exp(shifted), axis=axis, keepdims=True))
+    return log_softmax_of(x, axis % x.ndim)
 
 
 def elu(x, alpha=1.0) -> Variable:
