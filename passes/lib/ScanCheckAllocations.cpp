@@ -165,8 +165,9 @@ bool checkAllocation(Operation *alloc, MemRefType type,
     tooLarge = arith::OrIOp::create(b, loc, tooLarge,
                                     overflows(product.getHigh()));
     total = product.getLow();
-    auto nonZero = arith::MulUIExtendedOp::create(
-        b, loc, nonZeroTotal, arith::SelectOp::create(b, loc, isZero, one, dim));
+    Value dimOrOne = arith::SelectOp::create(b, loc, isZero, one, dim);
+    auto nonZero =
+        arith::MulUIExtendedOp::create(b, loc, nonZeroTotal, dimOrOne);
     unrepresentable = arith::OrIOp::create(b, loc, unrepresentable,
                                            overflows(nonZero.getHigh()));
     nonZeroTotal = nonZero.getLow();

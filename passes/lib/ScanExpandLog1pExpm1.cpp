@@ -45,13 +45,22 @@ struct FloatBuilder {
   Value constant(double value) const {
     auto scalar = b.getFloatAttr(getElementTypeOrSelf(type), value);
     if (auto v = dyn_cast<VectorType>(type))
-      return arith::ConstantOp::create(b, loc, v, DenseElementsAttr::get(v, scalar));
+      return arith::ConstantOp::create(b, loc, v,
+                                       DenseElementsAttr::get(v, scalar));
     return arith::ConstantOp::create(b, loc, type, scalar);
   }
-  Value add(Value x, Value y) const { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) const { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) const { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) const { return arith::DivFOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) const {
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  Value sub(Value x, Value y) const {
+    return arith::SubFOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, Value y) const {
+    return arith::MulFOp::create(b, loc, x, y);
+  }
+  Value div(Value x, Value y) const {
+    return arith::DivFOp::create(b, loc, x, y);
+  }
   Value equal(Value x, Value y) const {
     return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y);
   }
@@ -68,50 +77,44 @@ bool isF32OrF64(Type type) {
 
 /// log1p(x): u = 1 + x; x where u == 1, +inf where u == +inf, else
 /// log(u) * (x / (u - 1)). NaN and x <= -1 come out of `log` as NumPy's.
-struct ExpandLog1p : OpRewritePattern<math::Log1pOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(math::Log1pOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!isF32OrF64(op.getType()))
-      return rewriter.notifyMatchFailure(op, "not an f32/f64 scalar or vector");
-    FloatBuilder f{rewriter, op.getLoc(), op.getType()};
-    Value x = op.getOperand();
-    Value one = f.constant(1.0);
-    Value u = f.add(one, x);
-    Value logU = math::LogOp::create(rewriter, op.getLoc(), u, op.getFastmath());
-    Value corrected = f.mul(logU, f.div(x, f.sub(u, one)));
-    Value result = f.select(f.equal(u, one), x, corrected);
-    // (inf / inf in the correction)
-    result = f.select(f.equal(u, f.constant(INFINITY)), u, result);
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
+Value expandLog1p(const FloatBuilder &f, math::Log1pOp op) {
+  Value x = op.getOperand();
+  Value one = f.constant(1.0);
+  Value u = f.add(one, x);
+  Value logU = math::LogOp::create(f.b, f.loc, u, op.getFastmath());
+  Value corrected = f.mul(logU, f.div(x, f.sub(u, one)));
+  Value result = f.select(f.equal(u, one), x, corrected);
+  // (inf / inf in the correction)
+  return f.select(f.equal(u, f.constant(INFINITY)), u, result);
+}
 
 /// expm1(x): u = exp(x); x where u == 1, -1 where u - 1 == -1, +inf where
 /// u == +inf, else (u - 1) * (x / log(u)).
-struct ExpandExpm1 : OpRewritePattern<math::ExpM1Op> {
-  using OpRewritePattern::OpRewritePattern;
+Value expandExpm1(const FloatBuilder &f, math::ExpM1Op op) {
+  Value x = op.getOperand();
+  Value one = f.constant(1.0);
+  Value u = math::ExpOp::create(f.b, f.loc, x, op.getFastmath());
+  Value uMinusOne = f.sub(u, one);
+  Value logU = math::LogOp::create(f.b, f.loc, u, op.getFastmath());
+  Value corrected = f.mul(uMinusOne, f.div(x, logU));
+  Value result = f.select(f.equal(u, one), x, corrected);
+  // (u == 0 or u - 1 rounding to -1: x / log(u) is 0 or ~1)
+  result = f.select(f.equal(uMinusOne, f.constant(-1.0)), uMinusOne, result);
+  // (inf / inf in the correction)
+  return f.select(f.equal(u, f.constant(INFINITY)), u, result);
+}
 
-  LogicalResult matchAndRewrite(math::ExpM1Op op,
+/// Replaces an f32/f64 (scalar or vector) `OpTy` with `expand`'s value.
+template <typename OpTy, Value (*expand)(const FloatBuilder &, OpTy)>
+struct ExpandFloatOp : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     if (!isF32OrF64(op.getType()))
       return rewriter.notifyMatchFailure(op, "not an f32/f64 scalar or vector");
     FloatBuilder f{rewriter, op.getLoc(), op.getType()};
-    Location loc = op.getLoc();
-    Value x = op.getOperand();
-    Value one = f.constant(1.0);
-    Value u = math::ExpOp::create(rewriter, loc, x, op.getFastmath());
-    Value uMinusOne = f.sub(u, one);
-    Value logU = math::LogOp::create(rewriter, loc, u, op.getFastmath());
-    Value corrected = f.mul(uMinusOne, f.div(x, logU));
-    Value result = f.select(f.equal(u, one), x, corrected);
-    // (u == 0 or u - 1 rounding to -1: x / log(u) is 0 or ~1)
-    result = f.select(f.equal(uMinusOne, f.constant(-1.0)), uMinusOne, result);
-    // (inf / inf in the correction)
-    result = f.select(f.equal(u, f.constant(INFINITY)), u, result);
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, expand(f, op));
     return success();
   }
 };
@@ -120,7 +123,8 @@ struct ScanExpandLog1pExpm1Pass
     : scan::impl::ScanExpandLog1pExpm1Base<ScanExpandLog1pExpm1Pass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandLog1p, ExpandExpm1>(&getContext());
+    patterns.add<ExpandFloatOp<math::Log1pOp, expandLog1p>,
+                 ExpandFloatOp<math::ExpM1Op, expandExpm1>>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
