@@ -501,6 +501,27 @@ def test_default_mode_by_config():
         pytensor.config.mode = old
 
 
+def test_eye_extract_diag_repeat():
+    """Eye (constant and symbolic sizes, an offset), ExtractDiag (offsets),
+    Repeat (an int, constant counts): translated in strict mode, equal to
+    PyTensor; a symbolic vector of counts is named as unsupported."""
+    x, v, n = pt.matrix("x"), pt.vector("v"), pt.iscalar("n")
+    m = np.arange(12.0).reshape(3, 4)
+    cases = [([n], pt.eye(n), (3,)), ([n], pt.eye(n, n + 1, 1), (3,)), ([], pt.eye(3, 4, -1), ()),
+             ([x], pt.diagonal(x, 1), (m,)), ([x], pt.diagonal(x, -1), (m,)),
+             ([v], pt.repeat(v, 3), (np.arange(3.0),)), ([x], pt.repeat(x, 2, axis=1), (m,)),
+             ([v], pt.repeat(v, np.array([1, 0, 2], "int32")), (np.arange(3.0),))]
+    for ins, out, args in cases:
+        ours = pytensor.function(ins, out, mode=mp.get_mode(strict=True))
+        ref = pytensor.function(ins, out, mode="FAST_COMPILE")
+        got, want = ours(*args), ref(*args)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    r = pt.ivector("r")
+    with pytest.raises(mp.UnsupportedOpError, match="symbolic vector"):
+        pytensor.function([v, r], pt.repeat(v, r), mode=mp.get_mode(strict=True))
+
+
 def test_arctan2_translated():
     y, x = pt.vectors("y", "x")
     ours = pytensor.function([y, x], pt.arctan2(y, x), mode=mp.get_mode(strict=True))

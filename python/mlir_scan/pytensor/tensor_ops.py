@@ -4,6 +4,7 @@ Products (``Dot`` and the BLAS ops PyTensor's rewrites introduce: ``Gemv``,
 ``Gemm``, ``Dot22``, ``Dot22Scalar``, ``Ger`` and their C/SciPy subclasses),
 ``DimShuffle``, reductions (``CAReduce``: sum, prod, max, min, all, any;
 ``Argmax``; ``CumOp``: cumsum, cumprod), ``Softmax`` and ``LogSoftmax``,
+``Eye``, ``ExtractDiag``, ``Repeat`` (counts an int, a scalar or a constant),
 indexing (``Subtensor``, ``IncSubtensor``), allocation (``Alloc``,
 ``AllocEmpty``, ``ARange``), shapes (``Shape``, ``Shape_i``, ``Reshape``,
 ``SpecifyShape``, ``MakeVector``, ``Join``), and the identity-like ops
@@ -41,7 +42,8 @@ from pytensor.tensor.basic import (
     TensorFromScalar,
 )
 from pytensor.tensor.elemwise import CAReduce, DimShuffle
-from pytensor.tensor.extra_ops import CumOp
+from pytensor.tensor.basic import ExtractDiag, Eye
+from pytensor.tensor.extra_ops import CumOp, Repeat
 from pytensor.tensor.math import Argmax, Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.special import LogSoftmax, Softmax
@@ -216,6 +218,28 @@ def _cumop(tr: Translator, node: Any, ins: list) -> list:
     if fn is None:
         raise Unsupported(node.op, f"mode {node.op.mode!r}")
     return [fn(ins[0], axis=node.op.axis)]
+
+
+@register(Eye)
+def _eye(tr: Translator, node: Any, ins: list) -> list:
+    # (a constant size or offset is given as the int, symbolic ones as scalars)
+    n, m, k = (tr.static_int(v) if tr.static_int(v) is not None else b for v, b in zip(node.inputs, ins))
+    return [T.eye(n, m, k, dtype=node.op.dtype)]
+
+
+@register(ExtractDiag)
+def _extract_diag(tr: Translator, node: Any, ins: list) -> list:
+    op = node.op
+    return [T.diagonal(ins[0], offset=op.offset, axis1=op.axis1, axis2=op.axis2)]
+
+
+@register(Repeat)
+def _repeat(tr: Translator, node: Any, ins: list) -> list:
+    counts = node.inputs[1]
+    if counts.ndim == 1 and not isinstance(counts, PtConstant):
+        raise Unsupported(node.op, "repeat counts given as a symbolic vector")
+    repeats = np.asarray(counts.data) if isinstance(counts, PtConstant) else ins[1]
+    return [T.repeat(ins[0], repeats, axis=node.op.axis)]
 
 
 @register(Softmax)
