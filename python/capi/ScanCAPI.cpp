@@ -48,7 +48,8 @@ MLIR_CAPI_EXPORTED void mlirScanGenericizeFoldHazards(MlirModule module) {
 
 /// Runs `pm` on `op` and reports every error diagnostic, whether or not a
 /// pass failed. Some upstream passes emit an error and still succeed
-/// (expand-strided-metadata's "division by non-positive value"); the Python
+/// (lower-affine's "division by non-positive value" after
+/// expand-strided-metadata divided by a static 0); the Python
 /// bindings' `PassManager.run` then aborts the process ("unhandled captured
 /// errors"). Here such a run is a failure like any other. The diagnostics
 /// go to `out` (at most `capacity` bytes, NUL-terminated) as records ending
