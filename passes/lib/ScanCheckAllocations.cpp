@@ -82,28 +82,25 @@ std::optional<int64_t> elementBytes(MemRefType type, Operation *op) {
   return int64_t(layout.getTypeSize(element).getFixedValue());
 }
 
+/// `bytes` (the element size) times `type`'s static sizes other than 0, and
+/// whether that overflows int64_t. NumPy's rule for a shape is that it does
+/// not, even when a size is 0 (`np.empty((2**62, 0))` raises).
+std::pair<int64_t, bool> staticNonZeroByteCount(MemRefType type,
+                                                int64_t bytes) {
+  bool overflow = false;
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size) && size != 0)
+      overflow |= llvm::MulOverflow(bytes, size, bytes);
+  return {bytes, overflow};
+}
+
 /// The byte count of `type`'s static sizes times its element size, and
 /// whether it overflows int64_t. A zero size makes it 0 whatever the other
 /// sizes are (a `(2**62, 0)` buffer holds no byte).
 std::pair<int64_t, bool> staticByteCount(MemRefType type, int64_t bytes) {
   if (llvm::is_contained(type.getShape(), 0))
     return {0, false};
-  bool overflow = false;
-  for (int64_t size : type.getShape())
-    if (!ShapedType::isDynamic(size))
-      overflow |= llvm::MulOverflow(bytes, size, bytes);
-  return {bytes, overflow};
-}
-
-/// NumPy's rule for a shape: the element size times the sizes other than 0
-/// fits in int64_t, even when a size is 0 (`np.empty((2**62, 0))` raises).
-/// Whether `type`'s static sizes already break it.
-bool staticShapeUnrepresentable(MemRefType type, int64_t bytes) {
-  bool overflow = false;
-  for (int64_t size : type.getShape())
-    if (!ShapedType::isDynamic(size) && size != 0)
-      overflow |= llvm::MulOverflow(bytes, size, bytes);
-  return overflow;
+  return staticNonZeroByteCount(type, bytes);
 }
 
 /// Adds the size check before `alloc` (a memref.alloc or memref.alloca, at
@@ -116,7 +113,8 @@ bool checkAllocation(Operation *alloc, MemRefType type,
   // The constant part first: element bytes times the static sizes.
   auto [staticBytes, staticOverflow] = staticByteCount(type, *bytes);
   staticOverflow |= staticBytes > limit;
-  bool staticUnrepresentable = staticShapeUnrepresentable(type, *bytes);
+  auto [staticNonZero, staticUnrepresentable] =
+      staticNonZeroByteCount(type, *bytes);
   if (!staticOverflow && !staticUnrepresentable && dynamicSizes.empty())
     return false;
 
@@ -136,11 +134,9 @@ bool checkAllocation(Operation *alloc, MemRefType type,
   // steps that write nothing runs for as long as its huge size says.
   Value unrepresentable =
       arith::ConstantIntOp::create(b, loc, staticUnrepresentable, 1);
-  int64_t staticNonZero = *bytes;
-  for (int64_t size : type.getShape())
-    if (!ShapedType::isDynamic(size) && size != 0 && !staticUnrepresentable)
-      staticNonZero *= size;
-  Value nonZeroTotal = arith::ConstantIntOp::create(b, loc, staticNonZero, 64);
+  // (past an overflow the product is meaningless: the check fails anyway)
+  Value nonZeroTotal = arith::ConstantIntOp::create(
+      b, loc, staticUnrepresentable ? *bytes : staticNonZero, 64);
   Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
   auto overflows = [&](Value product) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, product,

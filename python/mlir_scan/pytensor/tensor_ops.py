@@ -36,13 +36,14 @@ from pytensor.tensor.basic import (
     ARange,
     Alloc,
     AllocEmpty,
+    ExtractDiag,
+    Eye,
     Join,
     MakeVector,
     ScalarFromTensor,
     TensorFromScalar,
 )
 from pytensor.tensor.elemwise import CAReduce, DimShuffle
-from pytensor.tensor.basic import ExtractDiag, Eye
 from pytensor.tensor.extra_ops import CumOp, Repeat
 from pytensor.tensor.math import Argmax, Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
@@ -222,8 +223,7 @@ def _cumop(tr: Translator, node: Any, ins: list) -> list:
 
 @register(Eye)
 def _eye(tr: Translator, node: Any, ins: list) -> list:
-    # (a constant size or offset is given as the int, symbolic ones as scalars)
-    n, m, k = (tr.static_int(v) if tr.static_int(v) is not None else b for v, b in zip(node.inputs, ins))
+    n, m, k = (tr.int_or_value(v) for v in node.inputs)
     return [T.eye(n, m, k, dtype=node.op.dtype)]
 
 
@@ -310,12 +310,11 @@ def _reshape(tr: Translator, node: Any, ins: list) -> list:
 @register(SpecifyShape)
 def _specify_shape(tr: Translator, node: Any, ins: list) -> list:
     shape = []
-    for pv, bv in zip(node.inputs[1:], ins[1:]):
+    for pv in node.inputs[1:]:
         if isinstance(pv, PtConstant) and pv.data is None:
             shape.append(None)
         else:
-            k = tr.static_int(pv)
-            shape.append(k if k is not None else bv)
+            shape.append(tr.int_or_value(pv))
     return [T.specify_shape(ins[0], shape)]
 
 
@@ -335,10 +334,7 @@ def _index_key(tr: Translator, node: Any, index_inputs: list) -> tuple:
             return None
         if isinstance(v, PtConstant) and v.data is None:
             return None
-        k = tr.static_int(v)
-        if k is not None:
-            return k
-        return tr.value(v)
+        return tr.int_or_value(v)
 
     key = []
     for entry in indices_from_subtensor(index_inputs, node.op.idx_list):

@@ -232,3 +232,9 @@ class Translator:
             if data.ndim == 0 and data.dtype.kind in "iu":
                 return int(data)
         return None
+
+    def int_or_value(self, pt_var: Any) -> int | Variable:
+        """An integer constant as a Python int (a static size or index for the
+        builder), anything else as its builder value."""
+        k = self.static_int(pt_var)
+        return k if k is not None else self.value(pt_var)

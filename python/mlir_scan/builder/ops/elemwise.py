@@ -20,7 +20,7 @@ import numpy as np
 from ..emitter import Block
 from ..graph import DTYPES, Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
 
-__all__ = ["ScalarOp", "Elemwise", "broadcast_shapes", "SCALAR_OPS", "float_dtype_for"]
+__all__ = ["ScalarOp", "Elemwise", "broadcast_shapes", "SCALAR_OPS", "float_dtype_for", "elemwise_inputs"]
 
 
 def float_dtype_for(dtype: str) -> str:
@@ -675,14 +675,23 @@ def _k(value, like: Variable) -> Constant:
     return Constant(np.asarray(value, dtype=like.dtype))
 
 
+def elemwise_inputs(v: Any, name: str) -> list[Variable] | None:
+    """The inputs of `v` when it is computed by the element-wise scalar op
+    `name` (``"add"``, ``"switch"``...), else None."""
+    node = v.owner if isinstance(v, Variable) else None
+    if node is not None and isinstance(node.op, Elemwise) and node.op.scalar_op.name == name:
+        return list(node.inputs)
+    return None
+
+
 def _zero_branch_switch(v: Variable) -> tuple[Variable, Variable, Variable, bool] | None:
     """(cond, zero, other, zero_if_true) when `v` is ``switch(cond, 0, other)``
     or ``switch(cond, other, 0)`` with a constant 0: the gradient a switch
     sends each of its branches."""
-    node = v.owner
-    if node is None or not isinstance(node.op, Elemwise) or node.op.scalar_op is not SCALAR_OPS["switch"]:
+    inputs = elemwise_inputs(v, "switch")
+    if inputs is None:
         return None
-    cond, a, b = node.inputs
+    cond, a, b = inputs
     for zero, other, zero_if_true in ((a, b, True), (b, a, False)):
         if isinstance(zero, Constant) and np.asarray(zero.data).size and not np.any(zero.data):
             return cond, zero, other, zero_if_true

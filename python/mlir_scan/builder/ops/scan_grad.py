@@ -44,8 +44,7 @@ import numpy as np
 from ..graph import Apply, Constant, TensorType, Variable, clone_replace, graph_inputs, is_float
 from .autodiff import SpecifyShape, alloc_to, backprop, elem, retype, zeros_like
 from .basic import AddDotT, Alloc, Arange, DimShuffle, Dot, Join
-from .elemwise import Elemwise
-from .elemwise import cast
+from .elemwise import cast, elemwise_inputs
 from .shape import Shape_i, shape_of
 from .subtensor import IncSubtensor, RowsReversed, Subtensor
 
@@ -647,8 +646,9 @@ def _is_zeros(v: Variable) -> bool:
     node = v.owner
     if node is None:
         return False
-    if isinstance(node.op, Elemwise) and node.op.scalar_op.name == "switch":
-        cond, _, zero = node.inputs
+    switch = elemwise_inputs(v, "switch")
+    if switch is not None:
+        cond, _, zero = switch
         return isinstance(cond, Constant) and not np.any(cond.data) and isinstance(zero, Constant) \
             and not np.any(zero.data)
     if isinstance(node.op, Alloc):
@@ -675,16 +675,17 @@ def _split_outer_terms(expr: Variable) -> tuple[list[tuple[Variable, Variable]],
     node = expr.owner
     if node is not None and isinstance(node.op, SpecifyShape):
         return _split_outer_terms(node.inputs[0])
-    if node is not None and isinstance(node.op, Elemwise) and node.op.scalar_op.name == "add" \
-            and all(v.ndim == 2 for v in node.inputs):
+    terms = elemwise_inputs(expr, "add")
+    if terms is not None and all(v.ndim == 2 for v in terms):
         outer_terms, rest = [], []
-        for v in node.inputs:
+        for v in terms:
             o, r = _split_outer_terms(v)
             outer_terms += o
             rest += r
         return outer_terms, rest
-    if node is not None and isinstance(node.op, Elemwise) and node.op.scalar_op.name == "mul":
-        x, y = node.inputs
+    factors = elemwise_inputs(expr, "mul")
+    if factors is not None:
+        x, y = factors
         if _is_column(x) and _is_row(y):
             a, c = x.owner.inputs[0], y.owner.inputs[0]
             if a.dtype == c.dtype == expr.dtype:

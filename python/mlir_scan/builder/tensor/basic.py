@@ -37,7 +37,7 @@ import numpy as np
 from .. import config
 from ..graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
 from ..ops.basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
-from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast
+from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast, elemwise_inputs
 from ..ops.misc import SpecifyShape
 from ..ops.shape import (MakeVector, Shape, Shape_i, carries_checks, checked_shape_of, dims_from_shape_arg,
                          symbolic_shape)
@@ -392,14 +392,6 @@ def invert(a): return _elem("invert", a)  # noqa: E704
 def exp(a): return _elem("exp", a)  # noqa: E704
 
 
-def _inputs_of(v: Any, name: str) -> list[Variable] | None:
-    """The inputs of `v` when it is the element-wise scalar op `name`, else None."""
-    node = v.owner if isinstance(v, Variable) else None
-    if node is not None and isinstance(node.op, Elemwise) and node.op.scalar_op is SCALAR_OPS[name]:
-        return list(node.inputs)
-    return None
-
-
 def _is_scalar_one(v: Any) -> bool:
     return isinstance(v, Constant) and np.ndim(v.data) == 0 and v.data == 1
 
@@ -409,12 +401,12 @@ def log(a) -> Variable:
     ``log(sigmoid(x))`` is ``-softplus(-x)``, ``log(1 - sigmoid(x))`` is
     ``-softplus(x)`` and ``log(softmax(x))`` is ``logsoftmax(x)`` (finite
     where the naive forms are ``-inf`` and their gradients NaN)."""
-    inner = _inputs_of(a, "sigmoid")
+    inner = elemwise_inputs(a, "sigmoid")
     if inner:
         return neg(softplus(neg(inner[0])))
-    diff = _inputs_of(a, "sub")
+    diff = elemwise_inputs(a, "sub")
     if diff and _is_scalar_one(diff[0]):
-        inner = _inputs_of(diff[1], "sigmoid")
+        inner = elemwise_inputs(diff[1], "sigmoid")
         if inner:
             return neg(softplus(inner[0]))
     if isinstance(a, Variable) and "softmax_of" in a.tag:
@@ -424,7 +416,7 @@ def log(a) -> Variable:
 
 def log1p(a) -> Variable:
     """``log(1 + a)``; ``log1p(exp(x))`` is ``softplus(x)`` (no overflow)."""
-    inner = _inputs_of(a, "exp")
+    inner = elemwise_inputs(a, "exp")
     if inner:
         return softplus(inner[0])
     return _elem("log1p", a)
