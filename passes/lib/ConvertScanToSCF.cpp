@@ -8,10 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "Scan/Passes.h"
+#include "Scan/RowBlockFusion.h"
 #include "Scan/RuntimeChecks.h"
 #include "Scan/ScanArgs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -303,6 +305,10 @@ struct OutputPlan {
                              // buffer is allocated by the first step, from
                              // that step's row (see allocateOnFirstStep)
   unsigned firstReg = 0;     // position of its registers in the iter_args
+  int rowSums = -1;          // a nitsot whose rows only row-sum consumers
+                             // read (index into ScanLowering::rowSums): its
+                             // buffer holds one block of steps' rows
+  Value blockStart;          // ... the step of the block's first row
 
   /// The buffer is carried through the loop (it changes while steps run).
   bool carried() const { return grows || dynamicRow; }
@@ -330,9 +336,10 @@ struct MitMotPlan {
 
 class ScanLowering {
 public:
-  ScanLowering(ScanOp op, RewriterBase &rewriter, bool privateNonSequences)
+  ScanLowering(ScanOp op, RewriterBase &rewriter, bool privateNonSequences,
+               int64_t blockSteps)
       : op(op), rewriter(rewriter), loc(op.getLoc()),
-        privateNonSequences(privateNonSequences) {}
+        privateNonSequences(privateNonSequences), blockSteps(blockSteps) {}
 
   void lower();
 
@@ -342,6 +349,21 @@ private:
   void planMitMots();
   void planOutputs();
   void planInitBuffer(OutputPlan &plan, Type elementType);
+  /// Sequences computed a block at a time (before the runtime checks, which
+  /// read their sizes) and nitsots summed a block at a time (see
+  /// RowBlockFusion.h); both only when the steps run in blocks.
+  void planTiledSequences();
+  void planRowSums();
+  /// The loop of steps as an scf.for over blocks of `blockSteps` steps
+  /// around an scf.for over the block's steps: each block first computes
+  /// its rows of the tiled sequences, and after its steps adds its rows to
+  /// the row sums' accumulators (carried by the outer loop, in `accs`).
+  void emitBlockedLoop(ArrayRef<Value> carried,
+                       llvm::function_ref<void(ValueRange)> setCarried,
+                       llvm::function_ref<SmallVector<Value>()> carriedNow);
+  bool runsInBlocks() const {
+    return llvm::is_contained(tiledSequence, true) || !rowSums.empty();
+  }
   /// Values of the body's block arguments at step `t`.
   SmallVector<Value> blockArgValues(Value t, ValueRange regs);
   /// Inlines the body at the insertion point, writes this step's rows and
@@ -374,6 +396,16 @@ private:
   RewriterBase &rewriter;
   Location loc;
   bool privateNonSequences; // see kPrivateNonSequenceBytes
+  int64_t blockSteps;       // steps per block; 0: never run in blocks
+  /// Per sequence: whether it is computed a block at a time, and (inside a
+  /// block) those rows of it and the sequence row of the first of them.
+  SmallVector<bool> tiledSequence;
+  SmallVector<Value> sequenceBlock, sequenceFirst;
+  SmallVector<RowSumFusion, 1> rowSums;
+  SmallVector<SmallVector<OpFoldResult>> rowSumSizes;
+  /// The accumulators of all row sums (`rowSums[i]`'s start at accBase[i]).
+  SmallVector<unsigned> accBase;
+  SmallVector<Value> accs;
   Value nSteps;
   SmallVector<MitMotPlan> mitmots;
   SmallVector<OutputPlan> plans;
@@ -587,6 +619,10 @@ void ScanLowering::planOutputs() {
     case ScanOp::OutputKind::NitSot:
       if (!rowTensor)
         break;
+      if (llvm::any_of(rowSums, [&](const RowSumFusion &fusion) {
+            return fusion.result == r;
+          }))
+        break; // (sized below)
       // Rows with dynamic sizes: the buffer starts with those sizes 0 (the
       // result of zero steps) and the first step allocates the real one.
       plan.dynamicRow = !rowTensor.hasStaticShape();
@@ -598,12 +634,17 @@ void ScanLowering::planOutputs() {
     case ScanOp::OutputKind::MitMot:
       llvm_unreachable("mitmot outputs are planned separately");
     }
+    for (auto [f, fusion] : llvm::enumerate(rowSums))
+      if (fusion.result == r) {
+        plan.rowSums = f;
+        plan.rowSizes = rowSumSizes[f];
+      }
     plan.scalarState = plan.kind != ScanOp::OutputKind::NitSot &&
                        !rowTensor && plan.initRows <= kMaxRegisterRows;
     // A state read from its buffer (tensor rows, or a scalar window too
     // large for registers).
-    bool readFromBuffer =
-        plan.kind != ScanOp::OutputKind::NitSot && !plan.scalarState;
+    bool readFromBuffer = plan.kind != ScanOp::OutputKind::NitSot &&
+                          !plan.scalarState && plan.rowSums < 0;
 
     SmallVector<OpFoldResult> sizes;
     std::optional<int64_t> staticSteps = op.getStaticNumSteps();
@@ -624,6 +665,12 @@ void ScanLowering::planOutputs() {
         rows = std::max(rows, rowsPlusOne(plan.initRows));
       plan.ringRows = constIndex(rewriter, loc, rows);
       sizes.push_back(rewriter.getIndexAttr(rows));
+    } else if (plan.rowSums >= 0) {
+      // One block's rows.
+      sizes.push_back(
+          arith::MinSIOp::create(rewriter, loc, nSteps,
+                                 constIndex(rewriter, loc, blockSteps))
+              .getResult());
     } else if (!resultType.isDynamicDim(0)) {
       sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(0)));
     } else {
@@ -705,6 +752,8 @@ void ScanLowering::checkRowSizes(Value row, Value buffer, unsigned result) {
 }
 
 Value ScanLowering::slotOf(const OutputPlan &plan, Value row) {
+  if (plan.rowSums >= 0)
+    return arith::SubIOp::create(rewriter, loc, row, plan.blockStart);
   if (plan.keep == 0)
     return row;
   return arith::RemUIOp::create(rewriter, loc, row, plan.ringRows);
@@ -841,7 +890,12 @@ SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
       Value row = plus(t, k - lo);
       if (op.getGoBackwards())
         row = arith::SubIOp::create(rewriter, loc, last, row);
-      args.push_back(extractTensorRow(rewriter, loc, seq, row));
+      if (tiledSequence[i])
+        args.push_back(extractTensorRow(
+            rewriter, loc, sequenceBlock[i],
+            arith::SubIOp::create(rewriter, loc, row, sequenceFirst[i])));
+      else
+        args.push_back(extractTensorRow(rewriter, loc, seq, row));
     }
   }
 
@@ -876,7 +930,9 @@ SmallVector<Value> ScanLowering::blockArgValues(Value t, ValueRange regs) {
         args.push_back(stateRow(plan, t, regs, k));
   for (const OutputPlan &plan : plans)
     if (plan.kind == ScanOp::OutputKind::SitSot)
-      args.push_back(stateRow(plan, t, regs, -1));
+      // (a sitsot summed by rows: the step does not read its state)
+      args.push_back(plan.rowSums >= 0 ? plan.init
+                                       : stateRow(plan, t, regs, -1));
 
   llvm::append_range(args, nonSequences);
   return args;
@@ -925,6 +981,18 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
 
 Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
   Type resultType = op.getResult(plan.result).getType();
+  if (plan.rowSums >= 0) {
+    // Nothing reads these rows any more (the consumers read each block): a
+    // placeholder of the result's sizes, dead once they are erased.
+    SmallVector<OpFoldResult> sizes{stepsRun};
+    llvm::append_range(sizes, plan.rowSizes);
+    Value rows = tensor::EmptyOp::create(
+        rewriter, loc, sizes,
+        cast<RankedTensorType>(resultType).getElementType());
+    if (rows.getType() != resultType)
+      rows = tensor::CastOp::create(rewriter, loc, resultType, rows);
+    return rows;
+  }
   Value buffer = bufferAsTensor(rewriter, loc, plan.buffer);
   if (plan.keep == 0) {
     // Without `until` every row of the buffer is a result row; with the
@@ -1070,7 +1138,9 @@ void ScanLowering::planNonSequences() {
 
 void ScanLowering::lower() {
   rewriter.setInsertionPoint(op);
+  planTiledSequences();
   nSteps = emitRuntimeChecks();
+  planRowSums();
   planNonSequences();
   planMitMots();
   planOutputs();
@@ -1097,7 +1167,10 @@ void ScanLowering::lower() {
     return values;
   };
   Value stepsRun;
-  if (!op.getUntil()) {
+  if (runsInBlocks()) {
+    emitBlockedLoop(carried, setCarried, carriedNow);
+    stepsRun = nSteps;
+  } else if (!op.getUntil()) {
     SmallVector<Value> inits(initialRegs);
     llvm::append_range(inits, carried);
     unsigned nRegs = initialRegs.size();
@@ -1176,6 +1249,151 @@ void ScanLowering::lower() {
   for (const OutputPlan &plan : plans)
     results.push_back(finalResult(plan, stepsRun));
   rewriter.replaceOp(op, results);
+
+  // The row sums' results are the accumulators; their ops go.
+  for (auto [f, fusion] : llvm::enumerate(rowSums)) {
+    for (auto [a, result] : llvm::enumerate(fusion.accResults))
+      rewriter.replaceAllUsesWith(result, accs[accBase[f] + a]);
+    SmallVector<Operation *> dead;
+    for (const RowSumConsumer &c : fusion.consumers)
+      dead.append({c.op, c.slice});
+    llvm::sort(dead, [](Operation *a, Operation *b) {
+      return b->isBeforeInBlock(a);
+    });
+    for (Operation *deadOp : dead)
+      rewriter.eraseOp(deadOp);
+  }
+}
+
+void ScanLowering::planTiledSequences() {
+  bool blocks = blockSteps > 0 && !op.getUntil() && !op.getGoBackwards();
+  for (Value seq : op.getSequences())
+    tiledSequence.push_back(blocks && isRowTileableProducer(seq, op));
+  sequenceBlock.assign(tiledSequence.size(), Value());
+  sequenceFirst.assign(tiledSequence.size(), Value());
+}
+
+void ScanLowering::planRowSums() {
+  if (blockSteps <= 0 || op.getUntil())
+    return;
+  unsigned yieldedBefore = 0;
+  for (unsigned i = 0; i < op.getNumMitMot(); ++i)
+    yieldedBefore += op.getMitMotOutTapsAt(i).size();
+  Operation *yield = op.getYieldOp();
+  ScanArgs groups(op);
+  for (unsigned r = op.getNumMitMot(); r < op.getNumResults(); ++r) {
+    auto [kind, index] = op.getOutputKind(r);
+    // A sitsot whose step never reads its state (the gradient's stacked
+    // deltas) has the rows of a nitsot of its init's sizes.
+    bool stateless =
+        kind == ScanOp::OutputKind::SitSot &&
+        isa<RankedTensorType>(groups.sitsots[index].outer.getType()) &&
+        groups.sitsots[index].inner[0].use_empty();
+    if ((kind != ScanOp::OutputKind::NitSot && !stateless) ||
+        op.getKeepAt(r) != 0)
+      continue;
+    foldShapeQueries(rewriter, op.getResult(r));
+    std::optional<RowSumFusion> fusion = analyzeRowSums(op, r);
+    if (!fusion)
+      continue;
+    Value yielded = yield->getOperand(yieldedBefore + r - op.getNumMitMot());
+    std::optional<SmallVector<OpFoldResult>> sizes =
+        stateless ? std::optional(tensor::getMixedSizes(
+                        rewriter, loc, groups.sitsots[index].outer))
+                  : invariantRowSizes(rewriter, op, yielded);
+    if (!sizes)
+      continue;
+    // The result's sizes are known before the loop; what the consumers read
+    // besides the rows moves before it.
+    for (tensor::DimOp dim : fusion->dims) {
+      int64_t d = *dim.getConstantIndex();
+      Value size = d == 0 ? nSteps
+                          : getValueOrCreateConstantIndexOp(
+                                rewriter, loc, (*sizes)[d - 1]);
+      rewriter.replaceOp(dim, size);
+    }
+    fusion->dims.clear();
+    for (Operation *hoisted : fusion->hoisted)
+      rewriter.moveOpBefore(hoisted, op);
+    accBase.push_back(accs.size());
+    llvm::append_range(accs, fusion->accInits);
+    rowSums.push_back(std::move(*fusion));
+    rowSumSizes.push_back(std::move(*sizes));
+  }
+}
+
+void ScanLowering::emitBlockedLoop(
+    ArrayRef<Value> carried, llvm::function_ref<void(ValueRange)> setCarried,
+    llvm::function_ref<SmallVector<Value>()> carriedNow) {
+  Value zero = constIndex(rewriter, loc, 0);
+  Value one = constIndex(rewriter, loc, 1);
+  Value block = constIndex(rewriter, loc, blockSteps);
+  unsigned nRegs = initialRegs.size(), nCarried = carried.size();
+  SmallVector<Value> inits(initialRegs);
+  llvm::append_range(inits, carried);
+  llvm::append_range(inits, accs);
+  // Every block computes the same number of sequence rows (the last one
+  // starts earlier and recomputes a few): the tiles' sizes do not change
+  // from block to block, so their buffers are allocated once, before the
+  // loop (buffer-loop-hoisting).
+  Value tileRows = arith::MinSIOp::create(rewriter, loc, block, nSteps);
+  Value lastTile = arith::SubIOp::create(rewriter, loc, nSteps, tileRows);
+  auto outer = scf::ForOp::create(
+      rewriter, loc, zero, nSteps, block, inits,
+      [&](OpBuilder &, Location, Value start, ValueRange args) {
+        Value rows = arith::MinSIOp::create(
+            rewriter, loc, block,
+            arith::SubIOp::create(rewriter, loc, nSteps, start));
+        // The rows of each tiled sequence this block reads: the steps'
+        // rows plus the taps' window.
+        Value tileStart =
+            arith::MinSIOp::create(rewriter, loc, start, lastTile);
+        for (auto [i, tiled] : llvm::enumerate(tiledSequence)) {
+          if (!tiled)
+            continue;
+          ArrayRef<int64_t> taps = op.getSequenceTapsAt(i);
+          int64_t lo = std::min<int64_t>(0, taps.front());
+          sequenceFirst[i] = plus(tileStart, taps.front() - lo);
+          sequenceBlock[i] = tileAlong(
+              rewriter, loc, op.getSequences()[i], 0, sequenceFirst[i],
+              plus(tileRows, taps.back() - taps.front()), /*recompute=*/true);
+        }
+        for (OutputPlan &plan : plans)
+          plan.blockStart = start;
+        setCarried(args.slice(nRegs, nCarried));
+        auto inner = scf::ForOp::create(
+            rewriter, loc, start,
+            arith::AddIOp::create(rewriter, loc, start, rows), one,
+            args.take_front(nRegs + nCarried),
+            [&](OpBuilder &, Location, Value t, ValueRange stepArgs) {
+              setCarried(stepArgs.drop_front(nRegs));
+              Value stop;
+              SmallVector<Value> next =
+                  emitStep(t, stepArgs.take_front(nRegs), stop);
+              llvm::append_range(next, carriedNow());
+              scf::YieldOp::create(rewriter, loc, next);
+            });
+        setCarried(inner.getResults().drop_front(nRegs));
+        // Each row sum adds this block's rows.
+        SmallVector<Value> next(inner.getResults());
+        SmallVector<Value> blockAccs(args.drop_front(nRegs + nCarried));
+        for (const OutputPlan &plan : plans) {
+          if (plan.rowSums < 0)
+            continue;
+          const RowSumFusion &fusion = rowSums[plan.rowSums];
+          Value rowsWritten = bufferAsTensor(rewriter, loc, plan.buffer);
+          for (const RowSumConsumer &c : fusion.consumers) {
+            Value &acc = blockAccs[accBase[plan.rowSums] + c.accumulator];
+            acc = accumulateBlock(rewriter, loc, c, acc, rowsWritten, start,
+                                  rows);
+          }
+        }
+        llvm::append_range(next, blockAccs);
+        scf::YieldOp::create(rewriter, loc, next);
+      });
+  setCarried(outer.getResults().slice(nRegs, nCarried));
+  accs.assign(outer.getResults().begin() + nRegs + nCarried,
+              outer.getResults().end());
 }
 
 //===----------------------------------------------------------------------===//
@@ -1296,7 +1514,7 @@ struct ConvertScanToSCFPass
     unsigned lowered = 0;
     for (ScanOp op : scans) {
       prepareBody(op, rewriter, elementwiseToLinalg);
-      ScanLowering(op, rewriter, privateNonSequences).lower();
+      ScanLowering(op, rewriter, privateNonSequences, blockSteps).lower();
       ++lowered;
     }
 

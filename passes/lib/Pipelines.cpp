@@ -402,7 +402,9 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "(options chip, mode, format, block-size, kernel-limit)",
       [](const GpuOptions &options) -> std::vector<std::string> {
         return {"scan-optimize",
-                "convert-scan-to-scf{private-nonsequences=0}",
+                // One loop of steps: the kernel-forming passes expect it
+                // (blocks of steps are a CPU memory matter for now).
+                "convert-scan-to-scf{private-nonsequences=0 block-steps=0}",
                 "canonicalize",
                 "cse",
                 kInlineForGpu.str(),

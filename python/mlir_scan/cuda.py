@@ -52,8 +52,10 @@ FORMATS = ("isa", "bin", "fatbin")
 _BUFFERIZE = "scan-gpu-bufferize-loops"
 #: As on the CPU, without the private copies of large non-sequences (a CPU
 #: cache matter: huge pages against L2 conflicts), which would be device
-#: copies here.
-_TO_SCF = "convert-scan-to-scf{private-nonsequences=0},canonicalize,cse"
+#: copies here, and in one loop of steps (no blocks of steps, whose fused
+#: producers and row sums save host memory; the kernel-forming passes expect
+#: one loop).
+_TO_SCF = "convert-scan-to-scf{private-nonsequences=0 block-steps=0},canonicalize,cse"
 
 
 def _options(**values: Any) -> str:

@@ -3,7 +3,7 @@
 // reason; mode=auto and mode=host run that loop on the host.
 //
 // RUN: not scan-opt %s --scan-to-nvvm=mode=kernel 2>&1 | FileCheck %s --check-prefix=KERNEL
-// RUN: scan-opt %s --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf,canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu,canonicalize)" | FileCheck %s --check-prefix=AUTO
+// RUN: scan-opt %s --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf{block-steps=0},canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu,canonicalize)" | FileCheck %s --check-prefix=AUTO
 // RUN: scan-opt %s --scan-to-nvvm=mode=host | FileCheck %s --check-prefix=HOST
 
 // The outer scan reads every row of an inner `until` scan whose number of

@@ -1,11 +1,11 @@
 // The structure of the two GPU modes (docs/GPU.md), after the kernels are
 // outlined (scan-buffers-to-gpu), and the PTX of the whole pipeline.
 //
-// RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf,canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu{mode=host},canonicalize)" | FileCheck %s --check-prefix=HOST
-// RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf,canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu{mode=kernel},canonicalize)" | FileCheck %s --check-prefix=KERNEL
+// RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf{block-steps=0},canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu{mode=host},canonicalize)" | FileCheck %s --check-prefix=HOST
+// RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf{block-steps=0},canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu{mode=kernel},canonicalize)" | FileCheck %s --check-prefix=KERNEL
 // RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-to-nvvm{chip=sm_90 mode=kernel})" | FileCheck %s --check-prefix=PTX
 // RUN: scan-opt %s --split-input-file --scan-to-nvvm | FileCheck %s --check-prefix=LLVM
-// RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf,canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu,canonicalize)" | FileCheck %s --check-prefix=AUTO
+// RUN: scan-opt %s --split-input-file --pass-pipeline="builtin.module(scan-optimize,convert-scan-to-scf{block-steps=0},canonicalize,cse,scan-gpu-bufferize-loops,scan-buffers-to-gpu,canonicalize)" | FileCheck %s --check-prefix=AUTO
 // RUN: not scan-opt %s --pass-pipeline="builtin.module(scan-to-nvvm{mode=fast})" 2>&1 | FileCheck %s --check-prefix=BADMODE
 // RUN: not scan-opt %s --pass-pipeline="builtin.module(scan-to-nvvm{chip=x86})" 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not scan-opt %s --pass-pipeline="builtin.module(scan-to-nvvm{chip=sm_101})" 2>&1 | FileCheck %s --check-prefix=BADCHIP101

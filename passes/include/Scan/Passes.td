@@ -421,6 +421,46 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
       tensor states, so the row being written is never a row being read)
       and are rotated into chronological order after the loop.
 
+    Steps in blocks (option `block-steps`, 64; 0 turns it off): when some
+    work around the scan can be done a block of rows at a time inside the
+    loop instead of whole before or after it, the loop of steps becomes an
+    `scf.for` over blocks of `block-steps` steps around an `scf.for` over the
+    block's steps. Two such cases, each of which saves an array of `T` rows
+    that the push-out rewrites make (`RowBlockFusion.h`):
+
+    * a sequence computed by a linalg op on tensors whose rows are
+      independent (dimension 0 of its result is a parallel loop; maps that
+      are projected permutations; no `linalg.index`) and that nothing but
+      the scan reads (shape queries aside): each block first computes the
+      rows it reads (its steps' rows plus the taps' window), recursively
+      through the producers only that op reads (`x U + b`: the product and
+      the bias, 64 rows at a time). Every block computes as many rows (the
+      last one starts earlier), so the tiles' buffers are allocated once;
+    * a nitsot (or a sitsot whose step never reads its state) read only by
+      shape queries and by `linalg.generic`s that sum over its rows
+      (`out + f(rows[r], ...)`, `r` a reduction loop over the rows of a
+      unit-stride slice of it; the gradient's pushed-out `dW += H^T D`),
+      chained through their inits, whose row sizes are known before the
+      loop (constants, non-sequences, sizes of non-sequences, or a sitsot's
+      init) and whose other operands can be computed before it: its buffer
+      holds one block's rows, and after each block every sum adds the rows
+      of its slice that the block wrote into an accumulator carried by the
+      loop over blocks (skipping the block, so as never to touch memory out
+      of bounds, when the sums' other extents disagree: their own checks
+      then fail after the loop).
+
+    Sums over the rows are then added in a different order (by blocks).
+    Not with `until` (the number of steps is unknown) nor, for sequences,
+    with `go_backwards`; the GPU pipelines set `block-steps=0` (the
+    kernel-forming passes expect one loop of steps).
+
+    ```mlir
+    // %xu = linalg.generic (X U, rows parallel) ; scan reads %xu as a sequence
+    // lowered: scf.for %b = 0 to %n step 64 {
+    //            %tile = (X[%b' : %b' + 64] U) ; %b' = min(%b, %n - min(64, %n))
+    //            scf.for %t = %b to min(%b + 64, %n) { ... row %t - %b' of %tile ... } }
+    ```
+
     Rows without elements (a static row size 0, `tensor<?x0xf32>`) are
     read as a `tensor.empty` and not written: MLIR's verifiers reject every
     slice of such a value, even of size 0. A module using a type whose
@@ -503,6 +543,10 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     "::mlir::tensor::TensorDialect"
   ];
   let options = [
+    Option<"blockSteps", "block-steps", "int64_t", /*default=*/"64",
+           "Steps per block when the loop runs in blocks (a sequence computed "
+           "by a row-wise linalg op used only by the scan, or a nitsot read "
+           "only by sums over its rows); 0 never runs in blocks">,
     Option<"privateNonSequences", "private-nonsequences", "bool", /*default=*/"true",
            "Copy each non-sequence of 1 MiB to 64 MiB into a fresh buffer before "
            "the loop (the run-time allocator's huge pages: a matrix every step "

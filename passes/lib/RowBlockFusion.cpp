@@ -1,0 +1,485 @@
+//===- RowBlockFusion.cpp - Producers and consumers of a scan's rows ------===//
+
+#include "Scan/RowBlockFusion.h"
+#include "Scan/ScanArgs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::scan;
+
+/// A linalg op on tensors with one result whose loops map plainly onto its
+/// operands' dimensions (projected permutations), without `linalg.index`:
+/// slicing an operand dimension is slicing one loop.
+static bool hasPlainLoops(linalg::LinalgOp op) {
+  return op.hasPureTensorSemantics() && op->getNumResults() == 1 &&
+         !op.hasIndexSemantics() &&
+         llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+           return map.isProjectedPermutation();
+         });
+}
+
+/// The parallel loop computing dimension `dim` of `op`'s result, if any.
+static std::optional<unsigned> parallelLoopOfResultDim(linalg::LinalgOp op,
+                                                       unsigned dim) {
+  AffineMap map = op.getIndexingMapMatchingResult(op->getResult(0));
+  auto expr = dyn_cast<AffineDimExpr>(map.getResult(dim));
+  if (!expr ||
+      op.getIteratorTypesArray()[expr.getPosition()] !=
+          utils::IteratorType::parallel)
+    return std::nullopt;
+  return expr.getPosition();
+}
+
+/// The dimension of `operand` that loop `loop` indexes, if any.
+static std::optional<unsigned> operandDimOfLoop(linalg::LinalgOp op,
+                                                OpOperand &operand,
+                                                unsigned loop) {
+  if (!isa<RankedTensorType>(operand.get().getType()))
+    return std::nullopt;
+  return op.getMatchingIndexingMap(&operand).getResultPosition(
+      getAffineDimExpr(loop, op->getContext()));
+}
+
+/// `tensor.dim` and `tensor.rank` read only the shape, which the value's
+/// producer knows without computing it.
+static bool isShapeQuery(Operation *op) {
+  return isa<tensor::DimOp, tensor::RankOp>(op);
+}
+
+/// Whether every user of `v` but its shape queries is `user`.
+static bool onlyReadBy(Value v, Operation *user) {
+  return llvm::all_of(v.getUsers(), [&](Operation *other) {
+    return other == user || isShapeQuery(other);
+  });
+}
+
+/// Makes the shape queries of `v`, the result of a destination-passing op,
+/// read its destination instead (as canonicalization would).
+static void queryDestination(RewriterBase &rewriter, OpResult v) {
+  auto dps = cast<DestinationStyleOpInterface>(v.getOwner());
+  Value init = dps.getTiedOpOperand(v)->get();
+  OpBuilder::InsertionGuard guard(rewriter);
+  for (Operation *user : llvm::make_early_inc_range(v.getUsers())) {
+    if (!isShapeQuery(user))
+      continue;
+    rewriter.setInsertionPoint(user);
+    if (auto dim = dyn_cast<tensor::DimOp>(user))
+      rewriter.replaceOp(dim, tensor::DimOp::create(rewriter, dim.getLoc(),
+                                                    init, dim.getIndex()));
+    else
+      rewriter.replaceOp(user, tensor::RankOp::create(rewriter,
+                                                      user->getLoc(), init));
+  }
+}
+
+bool mlir::scan::isRowTileableProducer(Value v, Operation *scan) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op->getBlock() != scan->getBlock() || !hasPlainLoops(op) ||
+      !parallelLoopOfResultDim(op, 0))
+    return false;
+  return onlyReadBy(v, scan);
+}
+
+static Value sliceAlong(OpBuilder &b, Location loc, Value v, unsigned dim,
+                        OpFoldResult offset, OpFoldResult size) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  offsets[dim] = offset;
+  sizes[dim] = size;
+  return extractSliceOrEmpty(b, loc, v, offsets, sizes, strides);
+}
+
+Value mlir::scan::tileAlong(RewriterBase &b, Location loc, Value v,
+                            unsigned dim, OpFoldResult offset,
+                            OpFoldResult size, bool recompute) {
+  Operation *def = v.getDefiningOp();
+  if (def && (recompute || llvm::count_if(v.getUsers(), [](Operation *user) {
+                             return !isShapeQuery(user);
+                           }) == 1)) {
+    if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
+      SmallVector<OpFoldResult> sizes = empty.getMixedSizes();
+      sizes[dim] = size;
+      return tensor::EmptyOp::create(b, loc, sizes,
+                                     empty.getType().getElementType());
+    }
+    auto op = v.getDefiningOp<linalg::LinalgOp>();
+    std::optional<unsigned> loop;
+    if (op && hasPlainLoops(op))
+      loop = parallelLoopOfResultDim(op, dim);
+    if (loop) {
+      // (the op is recomputed by blocks: nothing may need it whole)
+      queryDestination(b, cast<OpResult>(v));
+      SmallVector<Value> operands;
+      for (OpOperand &operand : op->getOpOperands()) {
+        std::optional<unsigned> d = operandDimOfLoop(op, operand, *loop);
+        operands.push_back(d ? tileAlong(b, loc, operand.get(), *d, offset,
+                                         size)
+                             : operand.get());
+      }
+      Value init = operands[op.getDpsInits().getBeginOperandIndex()];
+      return clone(b, op.getOperation(), TypeRange{init.getType()}, operands)
+          ->getResult(0);
+    }
+  }
+  return sliceAlong(b, loc, v, dim, offset, size);
+}
+
+/// Whether `op`'s body is `yield(out + x)` with `out` read nowhere else: the
+/// result is the init plus a sum, so the sum can be split into parts.
+static bool accumulatesBySum(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  Value out = body.getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *add = yield.getValues()[0].getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add) || !out.hasOneUse() ||
+      *out.getUsers().begin() != add)
+    return false;
+  return true;
+}
+
+/// The row loop of a row-sum consumer reading the slice as operand `operand`.
+static std::optional<unsigned> rowSumLoop(linalg::GenericOp op,
+                                          OpOperand &operand) {
+  auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+  if (!hasPlainLoops(linalgOp) || op.getNumDpsInits() != 1 ||
+      !op.isDpsInput(&operand) || !accumulatesBySum(op))
+    return std::nullopt;
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  auto expr = dyn_cast<AffineDimExpr>(map.getResult(0));
+  if (!expr ||
+      op.getIteratorTypesArray()[expr.getPosition()] !=
+          utils::IteratorType::reduction)
+    return std::nullopt;
+  return expr.getPosition();
+}
+
+void mlir::scan::foldShapeQueries(RewriterBase &rewriter, Value rows) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  auto foldRanks = [&](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    for (Operation *user : llvm::make_early_inc_range(v.getUsers()))
+      if (auto rank = dyn_cast<tensor::RankOp>(user)) {
+        rewriter.setInsertionPoint(rank);
+        rewriter.replaceOp(rank, arith::ConstantIndexOp::create(
+                                     rewriter, rank.getLoc(), type.getRank()));
+      }
+  };
+  foldRanks(rows);
+  for (Operation *user : llvm::make_early_inc_range(rows.getUsers())) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice || slice.getType().getRank() != slice.getSourceType().getRank())
+      continue;
+    foldRanks(slice);
+    SmallVector<linalg::GenericOp> readers;
+    for (Operation *sliceUser : llvm::make_early_inc_range(slice->getUsers())) {
+      if (auto dim = dyn_cast<tensor::DimOp>(sliceUser)) {
+        if (std::optional<int64_t> d = dim.getConstantIndex()) {
+          rewriter.setInsertionPoint(dim);
+          rewriter.replaceOp(dim, getValueOrCreateConstantIndexOp(
+                                      rewriter, dim.getLoc(),
+                                      slice.getMixedSizes()[*d]));
+        }
+      } else if (auto generic = dyn_cast<linalg::GenericOp>(sliceUser)) {
+        readers.push_back(generic);
+      }
+    }
+    // The sizes of what the readers compute (and of what computes into
+    // their results after them) are those of their destinations.
+    while (!readers.empty()) {
+      linalg::GenericOp reader = readers.pop_back_val();
+      if (reader->getNumResults() != 1)
+        continue;
+      Value result = reader->getResult(0);
+      Value init = reader.getDpsInits()[0];
+      foldRanks(result);
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
+        if (auto dim = dyn_cast<tensor::DimOp>(user)) {
+          rewriter.setInsertionPoint(dim);
+          rewriter.replaceOp(dim, tensor::DimOp::create(rewriter, dim.getLoc(),
+                                                        init, dim.getIndex()));
+        } else if (auto next = dyn_cast<linalg::GenericOp>(user);
+                   next && next.getNumDpsInits() == 1 &&
+                   next.getDpsInits()[0] == result) {
+          readers.push_back(next);
+        }
+      }
+    }
+  }
+}
+
+std::optional<RowSumFusion> mlir::scan::analyzeRowSums(ScanOp op,
+                                                       unsigned result) {
+  RowSumFusion fusion;
+  fusion.result = result;
+  Value rows = op.getResult(result);
+  Block *block = op->getBlock();
+  for (OpOperand &use : rows.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto dim = dyn_cast<tensor::DimOp>(user)) {
+      if (!dim.getConstantIndex())
+        return std::nullopt;
+      fusion.dims.push_back(dim);
+      continue;
+    }
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice || slice->getBlock() != block || !slice.hasUnitStride() ||
+        slice.getType().getRank() != slice.getSourceType().getRank() ||
+        !slice->hasOneUse())
+      return std::nullopt;
+    OpOperand &read = *slice->getUses().begin();
+    auto generic = dyn_cast<linalg::GenericOp>(read.getOwner());
+    if (!generic || generic->getBlock() != block)
+      return std::nullopt;
+    std::optional<unsigned> loop = rowSumLoop(generic, read);
+    if (!loop)
+      return std::nullopt;
+    fusion.consumers.push_back(
+        {generic, slice, read.getOperandNumber(), *loop, 0});
+  }
+  if (fusion.consumers.empty())
+    return std::nullopt;
+
+  // Chains: a consumer whose init is another consumer's result adds to the
+  // same accumulator; that result must have no other use.
+  llvm::DenseMap<Operation *, unsigned> indexOf;
+  for (auto [i, c] : llvm::enumerate(fusion.consumers))
+    indexOf[c.op] = i;
+  auto initOf = [](RowSumConsumer c) {
+    return c.op.getDpsInits()[0];
+  };
+  auto previous = [&](RowSumConsumer c) -> std::optional<unsigned> {
+    auto it = indexOf.find(initOf(c).getDefiningOp());
+    if (it == indexOf.end())
+      return std::nullopt;
+    return it->second;
+  };
+  llvm::DenseMap<unsigned, unsigned> next;
+  for (auto [i, c] : llvm::enumerate(fusion.consumers))
+    if (std::optional<unsigned> p = previous(c)) {
+      if (!fusion.consumers[*p].op->hasOneUse() || next.count(*p))
+        return std::nullopt;
+      next[*p] = i;
+    }
+  for (auto [i, c] : llvm::enumerate(fusion.consumers)) {
+    if (previous(c))
+      continue;
+    unsigned acc = fusion.accInits.size();
+    fusion.accInits.push_back(initOf(c));
+    unsigned last = i;
+    fusion.consumers[i].accumulator = acc;
+    for (auto it = next.find(last); it != next.end(); it = next.find(last)) {
+      last = it->second;
+      fusion.consumers[last].accumulator = acc;
+    }
+    fusion.accResults.push_back(fusion.consumers[last].op->getResult(0));
+  }
+  // (a cycle of consumers has no first one)
+  unsigned chained = 0;
+  for (auto [i, c] : llvm::enumerate(fusion.consumers))
+    chained += previous(c) ? 1 : 0;
+  if (chained + fusion.accInits.size() != fusion.consumers.size())
+    return std::nullopt;
+
+  // What the consumers read besides the rows must be computable before the
+  // scan: ops after it are moved, if they are free of side effects and read
+  // no result of the scan but the nitsot's sizes.
+  llvm::SmallPtrSet<Operation *, 8> fused, dims;
+  for (const RowSumConsumer &c : fusion.consumers) {
+    fused.insert(c.op);
+    fused.insert(c.slice);
+  }
+  for (tensor::DimOp dim : fusion.dims)
+    dims.insert(dim);
+  SmallVector<Value> worklist;
+  for (RowSumConsumer c : fusion.consumers) {
+    for (OpOperand &operand : c.op->getOpOperands())
+      if (operand.getOperandNumber() != c.sliceOperand &&
+          !(c.op.isDpsInit(&operand) && previous(c)))
+        worklist.push_back(operand.get());
+    llvm::append_range(worklist, c.slice.getOffsets());
+    llvm::append_range(worklist, c.slice.getSizes());
+  }
+  llvm::SetVector<Operation *> hoisted;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != block || def->isBeforeInBlock(op) ||
+        dims.contains(def) || hoisted.contains(def))
+      continue;
+    if (def == op || fused.contains(def) || !isMemoryEffectFree(def))
+      return std::nullopt;
+    hoisted.insert(def);
+    llvm::append_range(worklist, def->getOperands());
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(def->getRegions(), captured);
+    llvm::append_range(worklist, captured);
+  }
+  fusion.hoisted.assign(hoisted.begin(), hoisted.end());
+  llvm::sort(fusion.hoisted, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return fusion;
+}
+
+/// An index value outside `op` equal to `size` inside its body at every
+/// step: a constant, a non-sequence, or a size of a non-sequence.
+static std::optional<OpFoldResult> invariantSize(OpBuilder &b, ScanOp op,
+                                                 Value size) {
+  Location loc = op.getLoc();
+  APInt constant;
+  if (matchPattern(size, m_ConstantInt(&constant)))
+    return OpFoldResult(b.getIndexAttr(constant.getSExtValue()));
+  Block &body = op.getBodyBlock();
+  unsigned firstNonSeq = body.getNumArguments() - op.getNumNonSequences();
+  auto outside = [&](Value inner) -> Value {
+    auto arg = dyn_cast<BlockArgument>(inner);
+    if (!arg || arg.getOwner() != &body || arg.getArgNumber() < firstNonSeq)
+      return Value();
+    return op.getNonSequences()[arg.getArgNumber() - firstNonSeq];
+  };
+  if (Value v = outside(size))
+    return OpFoldResult(v);
+  if (auto dim = size.getDefiningOp<tensor::DimOp>()) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (Value source = outside(dim.getSource()); source && index)
+      return OpFoldResult(
+          tensor::DimOp::create(b, loc, source, *index).getResult());
+  }
+  return std::nullopt;
+}
+
+std::optional<SmallVector<OpFoldResult>>
+mlir::scan::invariantRowSizes(OpBuilder &b, ScanOp op, Value yielded) {
+  auto type = dyn_cast<RankedTensorType>(yielded.getType());
+  if (!type)
+    return std::nullopt;
+  // The destination the row is computed into determines its sizes.
+  Value v = yielded;
+  while (auto dps = v.getDefiningOp<DestinationStyleOpInterface>())
+    v = dps.getTiedOpOperand(cast<OpResult>(v))->get();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d)) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    Value size;
+    if (auto empty = v.getDefiningOp<tensor::EmptyOp>())
+      size = empty.getDynamicSize(d);
+    else if (auto alloc = v.getDefiningOp<bufferization::AllocTensorOp>();
+             alloc && !alloc.getCopy())
+      size = alloc.getDynamicSize(b, d);
+    if (!size)
+      return std::nullopt;
+    std::optional<OpFoldResult> outside = invariantSize(b, op, size);
+    if (!outside)
+      return std::nullopt;
+    sizes.push_back(*outside);
+  }
+  return sizes;
+}
+
+Value mlir::scan::accumulateBlock(OpBuilder &b, Location loc,
+                                  RowSumConsumer c, Value acc,
+                                  Value block, Value blockStart,
+                                  Value blockRows) {
+  auto linalgOp = cast<linalg::LinalgOp>(c.op.getOperation());
+  tensor::ExtractSliceOp slice = c.slice;
+  Value first =
+      getValueOrCreateConstantIndexOp(b, loc, slice.getMixedOffsets()[0]);
+  Value count =
+      getValueOrCreateConstantIndexOp(b, loc, slice.getMixedSizes()[0]);
+  // The partners bound the rows too (a mismatch fails the consumer's own
+  // size check after the loop; nothing is read out of bounds before it).
+  for (OpOperand &operand : c.op->getOpOperands()) {
+    if (operand.getOperandNumber() == c.sliceOperand)
+      continue;
+    if (std::optional<unsigned> d = operandDimOfLoop(linalgOp, operand,
+                                                     c.rowLoop))
+      count = arith::MinSIOp::create(
+          b, loc, count, tensor::DimOp::create(b, loc, operand.get(), *d));
+  }
+  // Rows [lo, hi) of the nitsot are in both the block and the slice.
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value lo = arith::MaxSIOp::create(b, loc, blockStart, first);
+  Value hi = arith::MinSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, blockStart, blockRows),
+      arith::AddIOp::create(b, loc, first, count));
+  Value rows = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, hi, lo), zero);
+  Value some =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows, zero);
+  Value inBlock = arith::SelectOp::create(
+      b, loc, some, arith::SubIOp::create(b, loc, lo, blockStart), zero);
+  Value inSlice = arith::SelectOp::create(
+      b, loc, some, arith::SubIOp::create(b, loc, lo, first), zero);
+
+  SmallVector<Value> operands;
+  for (OpOperand &operand : c.op->getOpOperands()) {
+    if (operand.getOperandNumber() == c.sliceOperand) {
+      SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+      SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+      SmallVector<OpFoldResult> strides = slice.getMixedStrides();
+      offsets[0] = inBlock;
+      sizes[0] = rows;
+      operands.push_back(
+          extractSliceOrEmpty(b, loc, block, offsets, sizes, strides));
+    } else if (c.op.isDpsInit(&operand)) {
+      operands.push_back(acc);
+    } else if (std::optional<unsigned> d =
+                   operandDimOfLoop(linalgOp, operand, c.rowLoop)) {
+      operands.push_back(
+          sliceAlong(b, loc, operand.get(), *d, inSlice, rows));
+    } else {
+      operands.push_back(operand.get());
+    }
+  }
+  // The other loops' extents must agree (the consumer's own checks, after
+  // the loop, say so when they do not): otherwise this block adds nothing
+  // rather than touch memory out of bounds.
+  SmallVector<Value> extent(linalgOp.getNumLoops());
+  Value consistent = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (auto [operand, value] : llvm::zip(c.op->getOpOperands(), operands)) {
+    if (!isa<RankedTensorType>(value.getType()))
+      continue;
+    AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+      unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+      if (loop == c.rowLoop)
+        continue;
+      Value size = tensor::DimOp::create(b, loc, value, d);
+      if (!extent[loop]) {
+        extent[loop] = size;
+        continue;
+      }
+      consistent = arith::AndIOp::create(
+          b, loc, consistent,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                extent[loop], size));
+    }
+  }
+  auto ifConsistent = scf::IfOp::create(b, loc, TypeRange{acc.getType()},
+                                        consistent, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifConsistent.thenBlock());
+  Value sum =
+      clone(b, c.op.getOperation(), TypeRange{acc.getType()}, operands)
+          ->getResult(0);
+  scf::YieldOp::create(b, loc, sum);
+  b.setInsertionPointToStart(ifConsistent.elseBlock());
+  scf::YieldOp::create(b, loc, acc);
+  return ifConsistent.getResult(0);
+}
