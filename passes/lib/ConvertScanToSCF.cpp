@@ -305,6 +305,9 @@ struct OutputPlan {
                              // buffer is allocated by the first step, from
                              // that step's row (see allocateOnFirstStep)
   unsigned firstReg = 0;     // position of its registers in the iter_args
+  bool inPlace = false;      // a sitsot of keep 1 whose step only reads its
+                             // state to compute the new one, element by
+                             // element: one row, updated in place
   int rowSums = -1;          // a nitsot whose rows only row-sum consumers
                              // read (index into ScanLowering::rowSums): its
                              // buffer holds one block of steps' rows
@@ -346,9 +349,12 @@ public:
 private:
   Value emitRuntimeChecks();
   void planNonSequences();
+  Value outputBytes();
+  Value isPrivateCopySize(Value value, Value outputs);
   void planMitMots();
   void planOutputs();
   void planInitBuffer(OutputPlan &plan, Type elementType);
+  void loadInitInPlace(const OutputPlan &plan);
   /// Sequences computed a block at a time (before the runtime checks, which
   /// read their sizes) and nitsots summed a block at a time (see
   /// RowBlockFusion.h); both only when the steps run in blocks.
@@ -384,6 +390,10 @@ private:
   /// Whether in tap `k` of mitmot `i`, whose row out tap `k` overwrites,
   /// can be read in place; if so, makes its reader write into it.
   bool rowUpdatedInPlace(unsigned i, int64_t k);
+  /// Whether the row `arg` (a block argument) is read only by the
+  /// element-wise op computing `next`, the row yielded in its place, element
+  /// by element; if so, makes that op compute into `arg`.
+  bool computesInto(BlockArgument arg, Value next);
 
   Value plus(Value v, int64_t k) {
     if (k == 0)
@@ -505,8 +515,11 @@ void ScanLowering::loadMitMotRow(const MitMotPlan &plan, Value row) {
 bool ScanLowering::rowUpdatedInPlace(unsigned i, int64_t k) {
   ArrayRef<int64_t> in = op.getMitMotInTapsAt(i);
   ArrayRef<int64_t> out = op.getMitMotOutTapsAt(i);
-  BlockArgument arg = op.getMitMotArgs(i)[llvm::find(in, k) - in.begin()];
-  Value next = op.getMitMotYields(i)[llvm::find(out, k) - out.begin()];
+  return computesInto(op.getMitMotArgs(i)[llvm::find(in, k) - in.begin()],
+                      op.getMitMotYields(i)[llvm::find(out, k) - out.begin()]);
+}
+
+bool ScanLowering::computesInto(BlockArgument arg, Value next) {
   auto generic = next.getDefiningOp<linalg::GenericOp>();
   if (!generic || !generic.hasPureTensorSemantics() ||
       generic.getNumDpsInits() != 1 || generic->getNumResults() != 1 ||
@@ -613,8 +626,13 @@ void ScanLowering::planOutputs() {
     }
     case ScanOp::OutputKind::SitSot:
       plan.initRows = 1;
-      if (rowTensor)
+      if (rowTensor) {
         plan.rowSizes = tensor::getMixedSizes(rewriter, loc, plan.init);
+        // (an accumulator `acc + x_t`: a checkpointed gradient's dW)
+        plan.inPlace = plan.keep == 1 && !rowsAreEmpty(rowTensor) &&
+                       computesInto(op.getSitSotArg(plan.index),
+                                    op.getSitSotYield(plan.index));
+      }
       break;
     case ScanOp::OutputKind::NitSot:
       if (!rowTensor)
@@ -661,7 +679,7 @@ void ScanLowering::planOutputs() {
       // is read through views of it, and one extra row keeps the row being
       // written distinct from every row being read.
       int64_t rows = plan.keep;
-      if (readFromBuffer)
+      if (readFromBuffer && !plan.inPlace)
         rows = std::max(rows, rowsPlusOne(plan.initRows));
       plan.ringRows = constIndex(rewriter, loc, rows);
       sizes.push_back(rewriter.getIndexAttr(rows));
@@ -678,7 +696,9 @@ void ScanLowering::planOutputs() {
     }
     llvm::append_range(sizes, plan.rowSizes);
     plan.buffer = allocBuffer(rewriter, loc, sizes, resultType.getElementType());
-    if (readFromBuffer)
+    if (plan.inPlace)
+      loadInitInPlace(plan);
+    else if (readFromBuffer)
       planInitBuffer(plan, resultType.getElementType());
 
     // Scalar states also live in registers: x[t-K .. t-1].
@@ -693,6 +713,18 @@ void ScanLowering::planOutputs() {
     }
     plans.push_back(std::move(plan));
   }
+}
+
+/// An in-place sitsot's row starts as the init (when a step runs).
+void ScanLowering::loadInitInPlace(const OutputPlan &plan) {
+  Value runs = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                     nSteps, constIndex(rewriter, loc, 0));
+  auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{}, runs,
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(ifOp.thenBlock());
+  writeBufferRow(rewriter, loc, plan.init, plan.buffer,
+                 constIndex(rewriter, loc, 0));
 }
 
 /// A state's rows before step 0 are read from a copy of the init whose rows
@@ -858,6 +890,11 @@ Value ScanLowering::stateRow(const OutputPlan &plan, Value t, ValueRange regs,
                              int64_t k) {
   if (plan.scalarState)
     return regs[plan.firstReg + plan.initRows + k];
+  if (plan.inPlace)
+    return bufferAsTensor(
+        rewriter, loc,
+        bufferRowView(rewriter, loc, plan.buffer, constIndex(rewriter, loc, 0)),
+        /*writable=*/true);
   // Rows before step 0 come from the init, the others from the buffer.
   Value fromInit = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::slt, t, constIndex(rewriter, loc, -k));
@@ -1084,56 +1121,148 @@ Value ScanLowering::finalResult(const OutputPlan &plan, Value stepsRun) {
 /// ran 1.16-1.19x slower than with the copy at H = 512 and 1024.
 constexpr int64_t kPrivateNonSequenceBytes = int64_t(1) << 20;
 /// ... and at most this many: a table that large is unlikely to be read
-/// whole every step, and a copy per call would double its memory.
+/// whole every step, and a copy per call would double its memory. Nor more
+/// than twice the bytes of the scan's outputs: the copy would then dominate
+/// the memory the loop needs (the backward loop of an RNN's gradient, whose
+/// per-step rows are summed block by block, holds a few rows against a W
+/// as large as the gradient it computes).
+/// A copy is freed after the loop's last use of it (scan-free-buffers-early):
+/// it is allocated in every case, with no rows when it is not needed, so
+/// that it is an allocation the buffer deallocation frees by itself.
 constexpr int64_t kPrivateNonSequenceMaxBytes = int64_t(1) << 26;
+
+/// `type` with a dynamic size for its rows (dimension 0).
+static RankedTensorType rows(RankedTensorType type) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = ShapedType::kDynamic;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// A non-sequence of the scan whose body this value is an argument of: the
+/// lowering of that scan (after this one: inner scans first) gives it its
+/// private copy, by the same rule; a copy here would be a second one, made
+/// at every step of the enclosing scan (every segment of a checkpointed
+/// gradient's backward loop, for its recomputing scan).
+static bool isEnclosingNonSequence(Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  auto enclosing = arg ? dyn_cast<ScanOp>(arg.getOwner()->getParentOp())
+                       : ScanOp();
+  if (!enclosing || arg.getOwner() != &enclosing.getBodyBlock())
+    return false;
+  return arg.getArgNumber() >= enclosing.getBodyBlock().getNumArguments() -
+                                   enclosing.getNumNonSequences();
+}
 
 void ScanLowering::planNonSequences() {
   Block &body = op.getBodyBlock();
   unsigned first = body.getNumArguments() - op.getNonSequences().size();
+  Value outputs; // bytes of the output buffers (computed once, if needed)
   for (auto [i, value] : llvm::enumerate(op.getNonSequences())) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!privateNonSequences || !type || type.getRank() == 0 ||
         !type.getElementType().isIntOrFloat() ||
-        body.getArgument(first + i).use_empty()) {
+        body.getArgument(first + i).use_empty() ||
+        isEnclosingNonSequence(value)) {
       nonSequences.push_back(value);
       continue;
     }
-    int64_t elementBytes =
-        llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
-    auto privateCopy = [&](OpBuilder &b) -> Value {
-      return bufferization::AllocTensorOp::create(b, loc, type, ValueRange(),
-                                                  value);
-    };
-    if (type.hasStaticShape()) {
-      int64_t bytes = type.getNumElements() * elementBytes;
-      bool large = bytes >= kPrivateNonSequenceBytes &&
-                   bytes <= kPrivateNonSequenceMaxBytes;
-      nonSequences.push_back(large ? privateCopy(rewriter) : value);
+    if (!outputs)
+      outputs = outputBytes();
+    Value large = isPrivateCopySize(value, outputs);
+    if (std::optional<int64_t> known = getConstantIntValue(large)) {
+      nonSequences.push_back(
+          *known ? bufferization::AllocTensorOp::create(rewriter, loc, type,
+                                                        ValueRange(), value)
+                       .getResult()
+                 : value);
       continue;
     }
-    // Dynamic sizes: the same rule, decided at run time.
-    Value bytes = constIndex(rewriter, loc, elementBytes);
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      bytes = arith::MulIOp::create(
-          rewriter, loc, bytes, tensor::DimOp::create(rewriter, loc, value, d));
-    Value atLeast = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::sge, bytes,
-        constIndex(rewriter, loc, kPrivateNonSequenceBytes));
-    Value atMost = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::sle, bytes,
-        constIndex(rewriter, loc, kPrivateNonSequenceMaxBytes));
-    Value large = arith::AndIOp::create(rewriter, loc, atLeast, atMost);
-    auto ifLarge = scf::IfOp::create(rewriter, loc, TypeRange{type}, large,
-                                     /*withElseRegion=*/true);
+    // Decided at run time: a buffer for all rows or none, filled when it
+    // has them; the loop reads a view of it or of the operand, chosen as
+    // buffers. (As tensors, canonicalization would make the choice an
+    // `arith.select` that bufferizes to an element-wise copy; and a copy made
+    // in the scf.if that picks it has an ownership the buffer deallocation
+    // resolves only when the function returns, which keeps it past the
+    // loop: see scan-free-buffers-early.)
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, value);
+    sizes[0] = arith::SelectOp::create(
+                   rewriter, loc, large,
+                   tensor::DimOp::create(rewriter, loc, value, 0),
+                   constIndex(rewriter, loc, 0))
+                   .getResult();
+    Value copy = allocBuffer(rewriter, loc, sizes, type.getElementType());
+    auto ifLarge = scf::IfOp::create(rewriter, loc, TypeRange{}, large,
+                                     /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(ifLarge.thenBlock());
-      scf::YieldOp::create(rewriter, loc, privateCopy(rewriter));
-      rewriter.setInsertionPointToStart(ifLarge.elseBlock());
-      scf::YieldOp::create(rewriter, loc, value);
+      bufferization::MaterializeInDestinationOp::create(
+          rewriter, loc, TypeRange{}, value, copy, /*restrict=*/true,
+          /*writable=*/true);
     }
-    nonSequences.push_back(ifLarge.getResult(0));
+    // (identity layouts: the loop's vector code needs unit inner strides,
+    // which the function's arguments have, see kBufferizeInPlace)
+    auto viewType = cast<MemRefType>(copy.getType());
+    Value operand = bufferization::ToBufferOp::create(
+        rewriter, loc, viewType,
+        rows(type) == type ? value
+                           : tensor::CastOp::create(rewriter, loc, rows(type),
+                                                    value)
+                                 .getResult(),
+        /*read_only=*/true);
+    Value chosen = arith::SelectOp::create(rewriter, loc, large, copy, operand);
+    Value read = bufferization::ToTensorOp::create(
+        rewriter, loc, rows(type), chosen, rewriter.getUnitAttr(), UnitAttr());
+    if (read.getType() != type)
+      read = tensor::CastOp::create(rewriter, loc, type, read);
+    nonSequences.push_back(read);
   }
+}
+
+/// The bytes of the scan's output buffers (mitmot buffers and rings too).
+Value ScanLowering::outputBytes() {
+  Value total = constIndex(rewriter, loc, 0);
+  auto add = [&](Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    Value bytes = constIndex(
+        rewriter, loc,
+        llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8));
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      bytes = rewriter.createOrFold<arith::MulIOp>(
+          loc, bytes, rewriter.createOrFold<memref::DimOp>(loc, buffer, d));
+    total = rewriter.createOrFold<arith::AddIOp>(loc, total, bytes);
+  };
+  for (const MitMotPlan &plan : mitmots)
+    add(plan.buffer);
+  for (const OutputPlan &plan : plans)
+    if (cast<MemRefType>(plan.buffer.getType()).getElementType().isIntOrFloat())
+      add(plan.buffer);
+  return total;
+}
+
+/// Whether `value` gets a private copy (see kPrivateNonSequenceBytes): an
+/// i1, a constant when the sizes are static.
+Value ScanLowering::isPrivateCopySize(Value value, Value outputs) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Value bytes = constIndex(
+      rewriter, loc,
+      llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8));
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    bytes = rewriter.createOrFold<arith::MulIOp>(
+        loc, bytes, rewriter.createOrFold<tensor::DimOp>(loc, value, d));
+  auto compare = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    return rewriter.createOrFold<arith::CmpIOp>(loc, predicate, lhs, rhs);
+  };
+  auto both = [&](Value a, Value b) {
+    return rewriter.createOrFold<arith::AndIOp>(loc, a, b);
+  };
+  Value room = rewriter.createOrFold<arith::AddIOp>(loc, outputs, outputs);
+  return both(both(compare(arith::CmpIPredicate::sge, bytes,
+                           constIndex(rewriter, loc, kPrivateNonSequenceBytes)),
+                   compare(arith::CmpIPredicate::sle, bytes,
+                           constIndex(rewriter, loc,
+                                      kPrivateNonSequenceMaxBytes))),
+              compare(arith::CmpIPredicate::sle, bytes, room));
 }
 
 void ScanLowering::lower() {
@@ -1141,9 +1270,10 @@ void ScanLowering::lower() {
   planTiledSequences();
   nSteps = emitRuntimeChecks();
   planRowSums();
-  planNonSequences();
   planMitMots();
   planOutputs();
+  // (after the outputs: a copy is weighed against their size)
+  planNonSequences();
 
   Value zero = constIndex(rewriter, loc, 0);
   Value one = constIndex(rewriter, loc, 1);

@@ -27,9 +27,9 @@ _register_everything()
 
 from . import dialect  # noqa: E402  (needs the dialect registered first)
 from .compiler import compile  # noqa: E402,A004
-from .runtime import Program  # noqa: E402
+from .runtime import Program, release_cached_memory  # noqa: E402
 
-__all__ = ["Program", "compile", "dialect", "register_dialects", "register_passes"]
+__all__ = ["Program", "compile", "dialect", "register_dialects", "register_passes", "release_cached_memory"]
 __version__ = "0.1.0"
 
 # Theano's API (the graph builder): ``import mlir_scan as theano`` and

@@ -122,6 +122,8 @@ def runtime_library() -> ctypes.CDLL:
     lib.mlirScanFree.restype = None
     lib.mlirScanNumThreads.argtypes = []
     lib.mlirScanNumThreads.restype = ctypes.c_int64
+    lib.mlirScanReleaseCachedMemory.argtypes = []
+    lib.mlirScanReleaseCachedMemory.restype = ctypes.c_size_t
     return lib
 
 

@@ -140,6 +140,17 @@ public:
     deleteBlock(header);
   }
 
+  /// Gives every cached block back to the system; returns the bytes freed.
+  size_t releaseAll() {
+    std::lock_guard<std::mutex> lock(mutex);
+    size_t released = cached;
+    for (auto &[size, header] : free)
+      deleteBlock(header);
+    free.clear();
+    cached = 0;
+    return released;
+  }
+
 private:
   std::mutex mutex;
   std::multimap<size_t, Header *> free;
@@ -238,6 +249,12 @@ MLIR_SCAN_RUNTIME_EXPORT void *mlirScanCalloc(size_t count, size_t size) {
 /// `free` for blocks from mlirScanAlloc (the buffers programs return are
 /// freed here when the last NumPy array using them dies).
 MLIR_SCAN_RUNTIME_EXPORT void mlirScanFree(void *pointer) { release(pointer); }
+
+/// Frees the blocks the cache keeps for later calls (memory the process
+/// holds but no program uses); returns their bytes.
+MLIR_SCAN_RUNTIME_EXPORT size_t mlirScanReleaseCachedMemory() {
+  return cache().releaseAll();
+}
 
 /// MLIR's generic allocation functions (finalize-memref-to-llvm
 /// {use-generic-functions}), for the JIT and for mlir-runner alike.

@@ -193,6 +193,36 @@ func.func @keep_ring(%h0: tensor<16xf32>, %W: tensor<16x16xf32>, %n: index) -> t
   return %r : tensor<1x16xf32>
 }
 
+// keep [1] on a tensor state that the step only reads to compute the new
+// one, element by element (an accumulator `acc + x_t`): one row, loaded with
+// the init before the loop and updated in place; the step's add computes
+// into the row itself (no ring, no copy of the init into a second buffer).
+
+// CHECK-LABEL: func.func @keep_accumulator_in_place
+// CHECK:         %[[ROW:.*]] = memref.alloc() {{.*}} : memref<1x16xf32>
+// CHECK:         scf.if
+// CHECK:           bufferization.materialize_in_destination %arg0 in restrict writable
+// CHECK:         scf.for
+// CHECK:           memref.subview %[[ROW]][0, 0]
+// CHECK:           %[[ACC:.*]] = bufferization.to_tensor %{{.*}} restrict writable
+// CHECK:           linalg.generic {{.*}} ins(%[[ACC]], %{{.*}} : {{.*}}) outs(%[[ACC]] : tensor<16xf32>)
+// CHECK-NOT:     memref.alloc() {{.*}} : memref<2x16xf32>
+func.func @keep_accumulator_in_place(%acc0: tensor<16xf32>, %xs: tensor<?x16xf32>, %n: index) -> tensor<1x16xf32> {
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?x16xf32>) sitsot(%acc0 : tensor<16xf32>) keep [1] {
+  ^bb0(%x: tensor<16xf32>, %acc: tensor<16xf32>):
+    %e = tensor.empty() : tensor<16xf32>
+    %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                         iterator_types = ["parallel"]}
+        ins(%acc, %x : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %t = arith.addf %a, %b : f32
+      linalg.yield %t : f32
+    } -> tensor<16xf32>
+    scan.yield %s : tensor<16xf32>
+  } -> (tensor<1x16xf32>)
+  return %r : tensor<1x16xf32>
+}
+
 // until: an scf.while carrying (t, stopped, state); the result is the first
 // steps_run rows of the buffer.
 
@@ -267,7 +297,7 @@ func.func @until_grows(%n: index, %x0: f64, %max: f64) -> tensor<?xf64> {
 // CHECK-SAME:    (%{{.*}}: index, %[[H0:[^:]*]]: tensor<?xf64>
 // CHECK:         %[[NEED:.*]] = tensor.dim %[[H0]], %c0
 // CHECK:         scf.for
-// CHECK:           %[[HAVE:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?xf64>
+// CHECK:           %[[HAVE:.*]] = {{tensor|memref}}.dim %{{.*}}, %c0 : {{tensor|memref}}<?xf64>
 // CHECK:           %[[BAD:.*]] = arith.cmpi ne, %[[HAVE]], %[[NEED]]
 // CHECK:           scf.if %[[BAD]] {
 // CHECK:             call @__mlir_scan_fail(%c8_i64,
@@ -423,9 +453,10 @@ func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (t
 
 // Non-sequences of 1 MiB to 64 MiB are copied into a fresh buffer (the
 // runtime's huge-page blocks) before the loop: every step reads all of such
-// a matrix. Static sizes decide at compile time (W, 2 MiB: copied; V, 32 KiB:
-// not), dynamic ones at run time (D: the copy is taken when its bytes are
-// in range).
+// a matrix, when its bytes are in range and at most twice the scan's
+// outputs'. Static sizes decide at compile time (V, 32 KiB: never), dynamic
+// ones at run time (W, 2 MiB, against the states of T rows; D): a buffer of
+// all rows or none, filled when needed, and the loop reads the one picked.
 
 // With private-nonsequences=0 (the GPU pipelines), the body reads them all
 // where they are.
@@ -438,24 +469,40 @@ func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (t
 
 // CHECK-LABEL: func.func @large_nonsequences
 // CHECK-SAME:    (%{{[^:]*}}: tensor<?x512xf64>, %{{[^:]*}}: tensor<512xf64>, %[[W:[^:]*]]: tensor<512x512xf64>, %[[V:[^:]*]]: tensor<64x64xf64>, %[[D:[^:]*]]: tensor<?x?xf64>)
-// CHECK-DAG:     %[[WC:.*]] = bufferization.alloc_tensor() copy(%[[W]])
-// CHECK-DAG:     %[[D0:.*]] = tensor.dim %[[D]], %c0
-// CHECK-DAG:     %[[D1:.*]] = tensor.dim %[[D]], %c1
-// CHECK:         %[[BYTES:.*]] = arith.muli
-// CHECK:         %[[GE:.*]] = arith.cmpi sge, %[[BYTES]], %c1048576
-// CHECK:         %[[LE:.*]] = arith.cmpi sle, %[[BYTES]], %c67108864
-// CHECK:         %[[IN:.*]] = arith.andi %[[GE]], %[[LE]]
-// CHECK:         %[[DC:.*]] = scf.if %[[IN]] -> (tensor<?x?xf64>) {
-// CHECK:           %[[COPY:.*]] = bufferization.alloc_tensor() copy(%[[D]])
-// CHECK:           scf.yield %[[COPY]]
-// CHECK:         } else {
-// CHECK:           scf.yield %[[D]]
+// The states' bytes (T x 4096): W (2 MiB) is copied when they are at least
+// 1 MiB, so that the copy is at most twice the outputs.
+// CHECK:         %[[STATES:.*]] = arith.muli %{{.*}}, %c4096
+// CHECK:         %[[TWICE:.*]] = arith.addi %[[STATES]], %[[STATES]]
+// CHECK:         %[[WBIG:.*]] = arith.cmpi sge, %[[TWICE]], %c2097152
+// CHECK:         %[[WROWS:.*]] = arith.select %[[WBIG]], %c512, %c0
+// CHECK:         %[[WC:.*]] = memref.alloc(%[[WROWS]]) {{.*}} : memref<?x512xf64>
+// CHECK:         scf.if %[[WBIG]] {
+// CHECK:           bufferization.materialize_in_destination %[[W]] in restrict writable %[[WC]]
 // CHECK:         }
-// CHECK-NOT:     alloc_tensor() copy(%[[V]])
+// CHECK:         %[[WBUF:.*]] = bufferization.to_buffer %[[W]] read_only
+// CHECK:         %[[WCAST:.*]] = memref.cast %[[WBUF]]
+// CHECK:         %[[WPICK:.*]] = arith.select %[[WBIG]], %[[WC]], %[[WCAST]] : memref<?x512xf64>
+// CHECK:         %[[WT:.*]] = bufferization.to_tensor %[[WPICK]] restrict
+// CHECK:         %[[WREAD:.*]] = tensor.cast %[[WT]] : tensor<?x512xf64> to tensor<512x512xf64>
+// D: its bytes in range and at most twice the states', at run time.
+// CHECK:         arith.muli %{{.*}}, %c8
+// CHECK:         %[[BYTES:.*]] = arith.muli
+// CHECK:         %[[ROOM:.*]] = arith.cmpi sle, %[[BYTES]], %{{.*}}
+// CHECK:         %[[LE:.*]] = arith.cmpi sle, %[[BYTES]], %c67108864
+// CHECK:         %[[GE:.*]] = arith.cmpi sge, %[[BYTES]], %c1048576
+// CHECK:         %[[IN:.*]] = arith.andi %[[GE]], %[[LE]]
+// CHECK:         %[[DBIG:.*]] = arith.andi %[[IN]], %[[ROOM]]
+// CHECK:         %[[DC:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {{.*}} : memref<?x?xf64>
+// CHECK:         scf.if %[[DBIG]] {
+// CHECK:           bufferization.materialize_in_destination %[[D]] in restrict writable %[[DC]]
+// CHECK:         %[[DPICK:.*]] = arith.select %[[DBIG]], %[[DC]], %{{.*}} : memref<?x?xf64>
+// CHECK:         %[[DREAD:.*]] = bufferization.to_tensor %[[DPICK]] restrict
+// V (32 KiB) is never copied.
+// CHECK-NOT:     materialize_in_destination %[[V]]
 // CHECK:         scf.for
-// CHECK-DAG:       linalg.vecmat ins(%{{.*}}, %[[WC]] :
+// CHECK-DAG:       linalg.vecmat ins(%{{.*}}, %[[WREAD]] :
 // CHECK-DAG:       linalg.vecmat ins(%{{.*}}, %[[V]] :
-// CHECK-DAG:       tensor.extract %[[DC]]
+// CHECK-DAG:       tensor.extract %[[DREAD]]
 func.func @large_nonsequences(%xs: tensor<?x512xf64>, %h0: tensor<512xf64>, %w: tensor<512x512xf64>,
                               %v: tensor<64x64xf64>, %d: tensor<?x?xf64>) -> tensor<?x512xf64> {
   %c0 = arith.constant 0 : index

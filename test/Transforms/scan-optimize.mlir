@@ -128,10 +128,11 @@ func.func @elman_readout(%xs: tensor<?x3xf32>, %h0: tensor<4xf32>, %W: tensor<4x
   return %y : tensor<?x2xf32>
 }
 
-// (b) A**k with only result[-1] used: keep = 1, and after lowering the loop
-// writes a ring of 2 rows (max(k, K + 1) for a tensor state): the only
-// buffer of the state is memref<2x3xf64>, allocated before the loop; no
-// buffer grows with k, nothing is allocated in the loop.
+// (b) A**k with only result[-1] used: keep = 1, and after lowering the
+// state is one row updated in place (the step only reads it to compute the
+// new one, element by element; a ring of max(k, K + 1) rows otherwise): the
+// only buffer of the state is memref<1x3xf64>, allocated before the loop; no
+// buffer grows with k, nothing is allocated or copied in the loop.
 // CHECK-LABEL: func.func @power
 // CHECK:         %[[R:.*]] = scan.scan steps(%arg1)
 // CHECK-NEXT:      sitsot(%{{.*}} : tensor<3xf64>)
@@ -140,7 +141,7 @@ func.func @elman_readout(%xs: tensor<?x3xf32>, %h0: tensor<4xf32>, %W: tensor<4x
 // CHECK:         tensor.extract_slice %[[R]][0, 0] [1, 3] [1, 1] : tensor<1x3xf64> to tensor<3xf64>
 // BUF-LABEL:   func.func @power
 // BUF-NOT:       memref<?x3xf64>
-// BUF:           %[[RING:.*]] = memref.alloc() {{.*}} : memref<2x3xf64>
+// BUF:           %[[RING:.*]] = memref.alloc() {{.*}} : memref<1x3xf64>
 // BUF-NOT:       memref<?x3xf64>
 // BUF:           scf.for
 // BUF-NOT:         memref.alloc

@@ -419,7 +419,18 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
       tap of the same step overwrites is read from a one-row scratch copy;
     * `keep = k` outputs use a ring buffer of `k` rows (`max(k, K+1)` for
       tensor states, so the row being written is never a row being read)
-      and are rotated into chronological order after the loop.
+      and are rotated into chronological order after the loop. A sitsot of
+      `keep = 1` whose step reads its state only to compute the new one,
+      element by element (an accumulator `acc + x_t`, such as the `dW` of a
+      checkpointed gradient), is one row: the init is written into it
+      before the loop and the step's element-wise op computes into it;
+    * a large non-sequence (1 MiB to 64 MiB, and at most twice the bytes of
+      the scan's outputs, so that it never dominates the loop's memory) is
+      read from a private copy (option `private-nonsequences`). With
+      dynamic sizes the choice is made at run time: a buffer of all its rows
+      or of none, filled when needed, and an `arith.select` of the two
+      buffers, so that the copy is an allocation of the function's block
+      that the deallocation frees after its last use;
 
     Steps in blocks (option `block-steps`, 64; 0 turns it off): when some
     work around the scan can be done a block of rows at a time inside the
@@ -548,10 +559,11 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
            "by a row-wise linalg op used only by the scan, or a nitsot read "
            "only by sums over its rows); 0 never runs in blocks">,
     Option<"privateNonSequences", "private-nonsequences", "bool", /*default=*/"true",
-           "Copy each non-sequence of 1 MiB to 64 MiB into a fresh buffer before "
-           "the loop (the run-time allocator's huge pages: a matrix every step "
-           "reads, such as an RNN's W, then does not depend on where the "
-           "caller's 4 KiB pages fall in the L2 cache); decided at run time for "
+           "Copy each non-sequence of 1 MiB to 64 MiB, and at most twice the "
+           "bytes of the scan's outputs, into a fresh buffer before the loop "
+           "(the run-time allocator's huge pages: a matrix every step reads, "
+           "such as an RNN's W, then does not depend on where the caller's "
+           "4 KiB pages fall in the L2 cache); decided at run time for "
            "dynamic sizes. The GPU pipelines turn it off">
   ];
   let statistics = [
