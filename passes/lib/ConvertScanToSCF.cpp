@@ -1219,18 +1219,28 @@ void ScanLowering::planNonSequences() {
   }
 }
 
+/// The bytes of a tensor or buffer of integers or floats (folded when its
+/// sizes are static).
+static Value bytesOf(RewriterBase &rewriter, Location loc, Value shaped) {
+  auto type = cast<ShapedType>(shaped.getType());
+  Value bytes = constIndex(
+      rewriter, loc,
+      llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8));
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    Value size = isa<MemRefType>(type)
+                     ? rewriter.createOrFold<memref::DimOp>(loc, shaped, d)
+                     : rewriter.createOrFold<tensor::DimOp>(loc, shaped, d);
+    bytes = rewriter.createOrFold<arith::MulIOp>(loc, bytes, size);
+  }
+  return bytes;
+}
+
 /// The bytes of the scan's output buffers (mitmot buffers and rings too).
 Value ScanLowering::outputBytes() {
   Value total = constIndex(rewriter, loc, 0);
   auto add = [&](Value buffer) {
-    auto type = cast<MemRefType>(buffer.getType());
-    Value bytes = constIndex(
-        rewriter, loc,
-        llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8));
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      bytes = rewriter.createOrFold<arith::MulIOp>(
-          loc, bytes, rewriter.createOrFold<memref::DimOp>(loc, buffer, d));
-    total = rewriter.createOrFold<arith::AddIOp>(loc, total, bytes);
+    total = rewriter.createOrFold<arith::AddIOp>(
+        loc, total, bytesOf(rewriter, loc, buffer));
   };
   for (const MitMotPlan &plan : mitmots)
     add(plan.buffer);
@@ -1243,13 +1253,7 @@ Value ScanLowering::outputBytes() {
 /// Whether `value` gets a private copy (see kPrivateNonSequenceBytes): an
 /// i1, a constant when the sizes are static.
 Value ScanLowering::isPrivateCopySize(Value value, Value outputs) {
-  auto type = cast<RankedTensorType>(value.getType());
-  Value bytes = constIndex(
-      rewriter, loc,
-      llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8));
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    bytes = rewriter.createOrFold<arith::MulIOp>(
-        loc, bytes, rewriter.createOrFold<tensor::DimOp>(loc, value, d));
+  Value bytes = bytesOf(rewriter, loc, value);
   auto compare = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
     return rewriter.createOrFold<arith::CmpIOp>(loc, predicate, lhs, rhs);
   };

@@ -76,7 +76,7 @@ def test_no_copy_larger_than_twice_the_outputs(steps, copied):
     # W is 2 MiB; the states are steps x 4 KiB: a copy is made when it is
     # at most twice their size (decided at compile time for static sizes).
     source = _STATIC_RNN.replace("STEPS", str(steps)).replace(
-        "steps(%n)", f"steps(%n)").replace("%hs = scan.scan", f"%n = arith.constant {steps} : index\n  %hs = scan.scan")
+        "%hs = scan.scan", f"%n = arith.constant {steps} : index\n  %hs = scan.scan")
     program = theano.compile(source)
     assert ("alloc_tensor() copy(%arg2)" in program.ir("scf")) is copied
     rng = np.random.default_rng(steps)
