@@ -351,6 +351,8 @@ private:
   void planNonSequences();
   Value outputBytes();
   Value isPrivateCopySize(Value value, Value outputs);
+  Value pickCopy(Value value, Value large);
+  Value pickCopyAsBuffer(Value value, Value large);
   void planMitMots();
   void planOutputs();
   void planInitBuffer(OutputPlan &plan, Type elementType);
@@ -533,12 +535,20 @@ bool ScanLowering::computesInto(BlockArgument arg, Value next) {
   // The new row is yielded once: written to the row it was computed in.
   if (llvm::count(op.getBodyBlock().getTerminator()->getOperands(), next) != 1)
     return false;
-  // (`tensor.dim`, of the run-time verification, reads no element.)
-  for (OpOperand &use : arg.getUses())
-    if (!isa<tensor::DimOp>(use.getOwner()) &&
-        (use.getOwner() != generic.getOperation() ||
-         !generic.getMatchingIndexingMap(&use).isIdentity()))
+  // (`tensor.dim`, of the run-time verification, reads no element.) The op
+  // must read the row, element by element: its extents are then the row's,
+  // as the row written in its place must be.
+  bool read = false;
+  for (OpOperand &use : arg.getUses()) {
+    if (isa<tensor::DimOp>(use.getOwner()))
+      continue;
+    if (use.getOwner() != generic.getOperation() ||
+        !generic.getMatchingIndexingMap(&use).isIdentity())
       return false;
+    read = true;
+  }
+  if (!read)
+    return false;
   rewriter.modifyOpInPlace(generic, [&] { init->set(arg); });
   return true;
 }
@@ -762,14 +772,31 @@ void ScanLowering::planInitBuffer(OutputPlan &plan, Type elementType) {
         /*writable=*/true);
 }
 
+/// The `tensor.empty` a yielded row is computed into (through the
+/// destinations of the ops computing it), or the row itself.
+/// eliminate-empty-tensors makes that empty the output row, so the row's
+/// sizes must be checked where the empty is, before anything is computed
+/// into it.
+static Value destinationOf(Value row) {
+  Value v = row;
+  while (auto dps = v.getDefiningOp<DestinationStyleOpInterface>())
+    v = dps.getTiedOpOperand(cast<OpResult>(v))->get();
+  return v.getDefiningOp<tensor::EmptyOp>() ? v : row;
+}
+
 /// A yielded row with dynamic sizes must have the buffer's row sizes (the
 /// verifier only checks types): a step of raw IR can yield a state longer
 /// than its init, which would be written past the row. Fails the call with
-/// the first size that differs.
+/// the first size that differs. `row` may be the empty the row is computed
+/// into (see destinationOf): the check then goes right after it.
 void ScanLowering::checkRowSizes(Value row, Value buffer, unsigned result) {
   auto rowType = dyn_cast<RankedTensorType>(row.getType());
   if (!rowType || rowType.hasStaticShape())
     return;
+  OpBuilder::InsertionGuard guard(rewriter);
+  if (auto empty = row.getDefiningOp<tensor::EmptyOp>();
+      empty && empty->getBlock() == rewriter.getInsertionBlock())
+    rewriter.setInsertionPointAfter(empty);
   auto bufferType = cast<MemRefType>(buffer.getType());
   for (int64_t d = 0; d < rowType.getRank(); ++d) {
     if (!rowType.isDynamicDim(d) && !bufferType.isDynamicDim(d + 1))
@@ -992,7 +1019,7 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
   for (auto [i, plan] : llvm::enumerate(mitmots))
     for (int64_t k : op.getMitMotOutTapsAt(i)) {
       Value row = yielded[y++];
-      checkRowSizes(row, plan.buffer, i);
+      checkRowSizes(destinationOf(row), plan.buffer, i);
       writeBufferRow(rewriter, loc, row, plan.buffer,
                      mitMotSlot(plan, plus(t, k - plan.lo)));
     }
@@ -1002,7 +1029,7 @@ SmallVector<Value> ScanLowering::emitStep(Value t, ValueRange regs,
     if (plan.dynamicRow)
       plan.buffer = allocateOnFirstStep(plan, plan.buffer, t, row);
     else
-      checkRowSizes(row, plan.buffer, plan.result);
+      checkRowSizes(destinationOf(row), plan.buffer, plan.result);
     writeBufferRow(rewriter, loc, row, plan.buffer, slotOf(plan, t));
     if (plan.scalarState) {
       // Shift register: x[t-K+1 .. t].
@@ -1126,9 +1153,9 @@ constexpr int64_t kPrivateNonSequenceBytes = int64_t(1) << 20;
 /// the memory the loop needs (the backward loop of an RNN's gradient, whose
 /// per-step rows are summed block by block, holds a few rows against a W
 /// as large as the gradient it computes).
-/// A copy is freed after the loop's last use of it (scan-free-buffers-early):
-/// it is allocated in every case, with no rows when it is not needed, so
-/// that it is an allocation the buffer deallocation frees by itself.
+/// With dynamic sizes a copy is allocated in every case, with no rows when
+/// it is not needed, so that it is an allocation of the function's block,
+/// which scan-free-buffers-early frees after the loop's last use of it.
 constexpr int64_t kPrivateNonSequenceMaxBytes = int64_t(1) << 26;
 
 /// `type` with a dynamic size for its rows (dimension 0).
@@ -1151,6 +1178,20 @@ static bool isEnclosingNonSequence(Value value) {
     return false;
   return arg.getArgNumber() >= enclosing.getBodyBlock().getNumArguments() -
                                    enclosing.getNumNonSequences();
+}
+
+/// An argument of the function that nothing writes in place
+/// (`bufferization.writable = false`, as `mlir_scan.compile` marks them).
+static bool isReadOnlyArgument(Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return false;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.getBody().front())
+    return false;
+  auto writable = func.getArgAttrOfType<BoolAttr>(arg.getArgNumber(),
+                                                  "bufferization.writable");
+  return writable && !writable.getValue();
 }
 
 void ScanLowering::planNonSequences() {
@@ -1177,47 +1218,72 @@ void ScanLowering::planNonSequences() {
                  : value);
       continue;
     }
-    // Decided at run time: a buffer for all rows or none, filled when it
-    // has them; the loop reads a view of it or of the operand, chosen as
-    // buffers. (As tensors, canonicalization would make the choice an
-    // `arith.select` that bufferizes to an element-wise copy; and a copy made
-    // in the scf.if that picks it has an ownership the buffer deallocation
-    // resolves only when the function returns, which keeps it past the
-    // loop: see scan-free-buffers-early.)
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, value);
-    sizes[0] = arith::SelectOp::create(
-                   rewriter, loc, large,
-                   tensor::DimOp::create(rewriter, loc, value, 0),
-                   constIndex(rewriter, loc, 0))
-                   .getResult();
-    Value copy = allocBuffer(rewriter, loc, sizes, type.getElementType());
-    auto ifLarge = scf::IfOp::create(rewriter, loc, TypeRange{}, large,
-                                     /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(ifLarge.thenBlock());
-      bufferization::MaterializeInDestinationOp::create(
-          rewriter, loc, TypeRange{}, value, copy, /*restrict=*/true,
-          /*writable=*/true);
-    }
-    // (identity layouts: the loop's vector code needs unit inner strides,
-    // which the function's arguments have, see kBufferizeInPlace)
-    auto viewType = cast<MemRefType>(copy.getType());
-    Value operand = bufferization::ToBufferOp::create(
-        rewriter, loc, viewType,
-        rows(type) == type ? value
-                           : tensor::CastOp::create(rewriter, loc, rows(type),
-                                                    value)
-                                 .getResult(),
-        /*read_only=*/true);
-    Value chosen = arith::SelectOp::create(rewriter, loc, large, copy, operand);
-    Value read = bufferization::ToTensorOp::create(
-        rewriter, loc, rows(type), chosen, rewriter.getUnitAttr(), UnitAttr());
-    if (read.getType() != type)
-      read = tensor::CastOp::create(rewriter, loc, type, read);
-    nonSequences.push_back(read);
+    nonSequences.push_back(isReadOnlyArgument(value)
+                               ? pickCopyAsBuffer(value, large)
+                               : pickCopy(value, large));
   }
 }
+
+/// A copy of `value` (a non-sequence) when `large`, else `value`: an scf.if
+/// that makes the copy. The buffer deallocation frees a buffer made in an
+/// scf.if only when the function returns.
+Value ScanLowering::pickCopy(Value value, Value large) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto ifLarge = scf::IfOp::create(rewriter, loc, TypeRange{type}, large,
+                                   /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(ifLarge.thenBlock());
+  scf::YieldOp::create(rewriter, loc,
+                       bufferization::AllocTensorOp::create(
+                           rewriter, loc, type, ValueRange(), value)
+                           .getResult());
+  rewriter.setInsertionPointToStart(ifLarge.elseBlock());
+  scf::YieldOp::create(rewriter, loc, value);
+  return ifLarge.getResult(0);
+}
+
+/// The same for a function argument nothing writes: a buffer of all rows or
+/// of none, allocated unconditionally (so that scan-free-buffers-early frees
+/// it after the loop), filled when `large`, and a `memref` select of it or
+/// the argument's buffer. The loop reads it through a `restrict` tensor:
+/// true because no op writes the argument in place (as tensors,
+/// canonicalization would make the choice an `arith.select`, which
+/// bufferizes to an element-wise copy).
+Value ScanLowering::pickCopyAsBuffer(Value value, Value large) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, value);
+  sizes[0] = arith::SelectOp::create(
+                 rewriter, loc, large,
+                 tensor::DimOp::create(rewriter, loc, value, 0),
+                 constIndex(rewriter, loc, 0))
+                 .getResult();
+  Value copy = allocBuffer(rewriter, loc, sizes, type.getElementType());
+  auto ifLarge = scf::IfOp::create(rewriter, loc, TypeRange{}, large,
+                                   /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(ifLarge.thenBlock());
+    bufferization::MaterializeInDestinationOp::create(
+        rewriter, loc, TypeRange{}, value, copy, /*restrict=*/true,
+        /*writable=*/true);
+  }
+  // (identity layouts, those of the function's arguments: the loop's vector
+  // code needs unit inner strides)
+  RankedTensorType rowsType = rows(type);
+  Value operand = value;
+  if (rowsType != type)
+    operand = tensor::CastOp::create(rewriter, loc, rowsType, value);
+  Value buffer = bufferization::ToBufferOp::create(
+      rewriter, loc, cast<MemRefType>(copy.getType()), operand,
+      /*read_only=*/true);
+  Value chosen = arith::SelectOp::create(rewriter, loc, large, copy, buffer);
+  Value read = bufferization::ToTensorOp::create(
+      rewriter, loc, rowsType, chosen, rewriter.getUnitAttr(), UnitAttr());
+  if (read.getType() != type)
+    read = tensor::CastOp::create(rewriter, loc, type, read);
+  return read;
+}
+
 
 /// The bytes of a tensor or buffer of integers or floats (folded when its
 /// sizes are static).

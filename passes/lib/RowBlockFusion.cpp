@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Matchers.h"
@@ -161,7 +162,9 @@ static std::optional<unsigned> rowSumLoop(linalg::GenericOp op,
   auto expr = dyn_cast<AffineDimExpr>(map.getResult(0));
   if (!expr ||
       op.getIteratorTypesArray()[expr.getPosition()] !=
-          utils::IteratorType::reduction)
+          utils::IteratorType::reduction ||
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0))
+          .getResultPosition(expr))
     return std::nullopt;
   return expr.getPosition();
 }
@@ -186,7 +189,8 @@ void mlir::scan::foldShapeQueries(RewriterBase &rewriter, Value rows) {
     SmallVector<linalg::GenericOp> readers;
     for (Operation *sliceUser : llvm::make_early_inc_range(slice->getUsers())) {
       if (auto dim = dyn_cast<tensor::DimOp>(sliceUser)) {
-        if (std::optional<int64_t> d = dim.getConstantIndex()) {
+        std::optional<int64_t> d = dim.getConstantIndex();
+        if (d && *d >= 0 && *d < slice.getType().getRank()) {
           rewriter.setInsertionPoint(dim);
           rewriter.replaceOp(dim, getValueOrCreateConstantIndexOp(
                                       rewriter, dim.getLoc(),
@@ -207,6 +211,10 @@ void mlir::scan::foldShapeQueries(RewriterBase &rewriter, Value rows) {
       foldRanks(result);
       for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
         if (auto dim = dyn_cast<tensor::DimOp>(user)) {
+          std::optional<int64_t> d = dim.getConstantIndex();
+          if (!d || *d < 0 ||
+              *d >= cast<RankedTensorType>(result.getType()).getRank())
+            continue;
           rewriter.setInsertionPoint(dim);
           rewriter.replaceOp(dim, tensor::DimOp::create(rewriter, dim.getLoc(),
                                                         init, dim.getIndex()));
@@ -229,7 +237,9 @@ std::optional<RowSumFusion> mlir::scan::analyzeRowSums(ScanOp op,
   for (OpOperand &use : rows.getUses()) {
     Operation *user = use.getOwner();
     if (auto dim = dyn_cast<tensor::DimOp>(user)) {
-      if (!dim.getConstantIndex())
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!index || *index < 0 ||
+          *index >= cast<RankedTensorType>(rows.getType()).getRank())
         return std::nullopt;
       fusion.dims.push_back(dim);
       continue;
@@ -303,29 +313,50 @@ std::optional<RowSumFusion> mlir::scan::analyzeRowSums(ScanOp op,
   }
   for (tensor::DimOp dim : fusion.dims)
     dims.insert(dim);
-  SmallVector<Value> worklist;
+  llvm::SetVector<Operation *> hoisted;
+  // Adds to `into` what computing `values` before the scan moves; false if
+  // that cannot be done.
+  auto hoist = [&](SmallVector<Value> worklist,
+                   llvm::SetVector<Operation *> &into) {
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != block || def->isBeforeInBlock(op) ||
+          dims.contains(def) || hoisted.contains(def) || into.contains(def))
+        continue;
+      if (def == op || fused.contains(def) || !isMemoryEffectFree(def))
+        return false;
+      into.insert(def);
+      llvm::append_range(worklist, def->getOperands());
+      SetVector<Value> captured;
+      getUsedValuesDefinedAbove(def->getRegions(), captured);
+      llvm::append_range(worklist, captured);
+    }
+    return true;
+  };
+  SmallVector<Value> needed;
   for (RowSumConsumer c : fusion.consumers) {
     for (OpOperand &operand : c.op->getOpOperands())
       if (operand.getOperandNumber() != c.sliceOperand &&
           !(c.op.isDpsInit(&operand) && previous(c)))
-        worklist.push_back(operand.get());
-    llvm::append_range(worklist, c.slice.getOffsets());
-    llvm::append_range(worklist, c.slice.getSizes());
+        needed.push_back(operand.get());
+    llvm::append_range(needed, c.slice.getOffsets());
+    llvm::append_range(needed, c.slice.getSizes());
   }
-  llvm::SetVector<Operation *> hoisted;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != block || def->isBeforeInBlock(op) ||
-        dims.contains(def) || hoisted.contains(def))
+  if (!hoist(needed, hoisted))
+    return std::nullopt;
+  // The checks after the scan that read nothing it computes (the run-time
+  // verification of the moved ops, of the slices' bounds) move too, in
+  // their order: the blocks then never read what a failed check guards.
+  for (Operation &check :
+       llvm::make_range(std::next(op->getIterator()), block->end())) {
+    if (!isa<cf::AssertOp, CheckOp>(check))
       continue;
-    if (def == op || fused.contains(def) || !isMemoryEffectFree(def))
-      return std::nullopt;
-    hoisted.insert(def);
-    llvm::append_range(worklist, def->getOperands());
-    SetVector<Value> captured;
-    getUsedValuesDefinedAbove(def->getRegions(), captured);
-    llvm::append_range(worklist, captured);
+    llvm::SetVector<Operation *> extra;
+    if (hoist(SmallVector<Value>(check.getOperands()), extra)) {
+      hoisted.insert(extra.begin(), extra.end());
+      hoisted.insert(&check);
+    }
   }
   fusion.hoisted.assign(hoisted.begin(), hoisted.end());
   llvm::sort(fusion.hoisted, [](Operation *a, Operation *b) {
@@ -447,11 +478,29 @@ Value mlir::scan::accumulateBlock(OpBuilder &b, Location loc,
       operands.push_back(operand.get());
     }
   }
-  // The other loops' extents must agree (the consumer's own checks, after
-  // the loop, say so when they do not): otherwise this block adds nothing
-  // rather than touch memory out of bounds.
+  // The other loops' extents must agree, and the slice's other dimensions
+  // lie in the rows (the program's own checks say so when they do not):
+  // otherwise this block adds nothing rather than touch memory out of
+  // bounds.
   SmallVector<Value> extent(linalgOp.getNumLoops());
   Value consistent = arith::ConstantIntOp::create(b, loc, 1, 1);
+  auto require = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    consistent = arith::AndIOp::create(
+        b, loc, consistent,
+        arith::CmpIOp::create(b, loc, predicate, lhs, rhs));
+  };
+  for (int64_t d = 1; d < slice.getType().getRank(); ++d) {
+    Value offset =
+        getValueOrCreateConstantIndexOp(b, loc, slice.getMixedOffsets()[d]);
+    Value size =
+        getValueOrCreateConstantIndexOp(b, loc, slice.getMixedSizes()[d]);
+    Value have = tensor::DimOp::create(b, loc, block, d);
+    require(arith::CmpIPredicate::sge, offset, zero);
+    require(arith::CmpIPredicate::sge, size, zero);
+    require(arith::CmpIPredicate::sle, offset, have);
+    require(arith::CmpIPredicate::sle, size,
+            arith::SubIOp::create(b, loc, have, offset));
+  }
   for (auto [operand, value] : llvm::zip(c.op->getOpOperands(), operands)) {
     if (!isa<RankedTensorType>(value.getType()))
       continue;
@@ -465,10 +514,7 @@ Value mlir::scan::accumulateBlock(OpBuilder &b, Location loc,
         extent[loop] = size;
         continue;
       }
-      consistent = arith::AndIOp::create(
-          b, loc, consistent,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                extent[loop], size));
+      require(arith::CmpIPredicate::eq, extent[loop], size);
     }
   }
   auto ifConsistent = scf::IfOp::create(b, loc, TypeRange{acc.getType()},

@@ -455,8 +455,7 @@ func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (t
 // runtime's huge-page blocks) before the loop: every step reads all of such
 // a matrix, when its bytes are in range and at most twice the scan's
 // outputs'. Static sizes decide at compile time (V, 32 KiB: never), dynamic
-// ones at run time (W, 2 MiB, against the states of T rows; D): a buffer of
-// all rows or none, filled when needed, and the loop reads the one picked.
+// ones at run time (W, 2 MiB, against the states of T rows; D).
 
 // With private-nonsequences=0 (the GPU pipelines), the body reads them all
 // where they are.
@@ -468,23 +467,22 @@ func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (t
 // NOPRIV:         return
 
 // CHECK-LABEL: func.func @large_nonsequences
-// CHECK-SAME:    (%{{[^:]*}}: tensor<?x512xf64>, %{{[^:]*}}: tensor<512xf64>, %[[W:[^:]*]]: tensor<512x512xf64>, %[[V:[^:]*]]: tensor<64x64xf64>, %[[D:[^:]*]]: tensor<?x?xf64>)
+// CHECK-SAME:    (%{{[^:]*}}: tensor<?x512xf64>, %{{[^:]*}}: tensor<512xf64>, %[[W:[^:]*]]: tensor<512x512xf64>, %[[V:[^:]*]]: tensor<64x64xf64>, %[[D:[^:]*]]: tensor<?x?xf64>
 // The states' bytes (T x 4096): W (2 MiB) is copied when they are at least
 // 1 MiB, so that the copy is at most twice the outputs.
 // CHECK:         %[[STATES:.*]] = arith.muli %{{.*}}, %c4096
 // CHECK:         %[[TWICE:.*]] = arith.addi %[[STATES]], %[[STATES]]
 // CHECK:         %[[WBIG:.*]] = arith.cmpi sge, %[[TWICE]], %c2097152
-// CHECK:         %[[WROWS:.*]] = arith.select %[[WBIG]], %c512, %c0
-// CHECK:         %[[WC:.*]] = memref.alloc(%[[WROWS]]) {{.*}} : memref<?x512xf64>
-// CHECK:         scf.if %[[WBIG]] {
-// CHECK:           bufferization.materialize_in_destination %[[W]] in restrict writable %[[WC]]
+// CHECK:         %[[WREAD:.*]] = scf.if %[[WBIG]] -> (tensor<512x512xf64>) {
+// CHECK:           %[[WC:.*]] = bufferization.alloc_tensor() copy(%[[W]])
+// CHECK:           scf.yield %[[WC]]
+// CHECK:         } else {
+// CHECK:           scf.yield %[[W]]
 // CHECK:         }
-// CHECK:         %[[WBUF:.*]] = bufferization.to_buffer %[[W]] read_only
-// CHECK:         %[[WCAST:.*]] = memref.cast %[[WBUF]]
-// CHECK:         %[[WPICK:.*]] = arith.select %[[WBIG]], %[[WC]], %[[WCAST]] : memref<?x512xf64>
-// CHECK:         %[[WT:.*]] = bufferization.to_tensor %[[WPICK]] restrict
-// CHECK:         %[[WREAD:.*]] = tensor.cast %[[WT]] : tensor<?x512xf64> to tensor<512x512xf64>
-// D: its bytes in range and at most twice the states', at run time.
+// D: its bytes in range and at most twice the states', at run time. D is
+// an argument nothing writes (bufferization.writable = false): its copy is
+// a buffer of all rows or none, allocated unconditionally (freed after the
+// loop), and the loop reads a memref select of it and D's buffer.
 // CHECK:         arith.muli %{{.*}}, %c8
 // CHECK:         %[[BYTES:.*]] = arith.muli
 // CHECK:         %[[ROOM:.*]] = arith.cmpi sle, %[[BYTES]], %{{.*}}
@@ -492,10 +490,13 @@ func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (t
 // CHECK:         %[[GE:.*]] = arith.cmpi sge, %[[BYTES]], %c1048576
 // CHECK:         %[[IN:.*]] = arith.andi %[[GE]], %[[LE]]
 // CHECK:         %[[DBIG:.*]] = arith.andi %[[IN]], %[[ROOM]]
-// CHECK:         %[[DC:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {{.*}} : memref<?x?xf64>
+// CHECK:         %[[DROWS:.*]] = arith.select %[[DBIG]], %{{.*}}, %c0
+// CHECK:         %[[DC:.*]] = memref.alloc(%[[DROWS]], %{{.*}}) {{.*}} : memref<?x?xf64>
 // CHECK:         scf.if %[[DBIG]] {
 // CHECK:           bufferization.materialize_in_destination %[[D]] in restrict writable %[[DC]]
-// CHECK:         %[[DPICK:.*]] = arith.select %[[DBIG]], %[[DC]], %{{.*}} : memref<?x?xf64>
+// CHECK:         }
+// CHECK:         %[[DBUF:.*]] = bufferization.to_buffer %[[D]] read_only
+// CHECK:         %[[DPICK:.*]] = arith.select %[[DBIG]], %[[DC]], %[[DBUF]] : memref<?x?xf64>
 // CHECK:         %[[DREAD:.*]] = bufferization.to_tensor %[[DPICK]] restrict
 // V (32 KiB) is never copied.
 // CHECK-NOT:     materialize_in_destination %[[V]]
@@ -504,7 +505,7 @@ func.func @empty_rows(%n: index, %x0: tensor<0xf32>, %xs: tensor<?x0xf32>) -> (t
 // CHECK-DAG:       linalg.vecmat ins(%{{.*}}, %[[V]] :
 // CHECK-DAG:       tensor.extract %[[DREAD]]
 func.func @large_nonsequences(%xs: tensor<?x512xf64>, %h0: tensor<512xf64>, %w: tensor<512x512xf64>,
-                              %v: tensor<64x64xf64>, %d: tensor<?x?xf64>) -> tensor<?x512xf64> {
+                              %v: tensor<64x64xf64>, %d: tensor<?x?xf64> {bufferization.writable = false}) -> tensor<?x512xf64> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %xs, %c0 : tensor<?x512xf64>
   %r = scan.scan steps(%n) sequences(%xs : tensor<?x512xf64>) sitsot(%h0 : tensor<512xf64>)

@@ -132,3 +132,193 @@ def test_mismatched_sizes_are_errors_with_blocks_too(build):
             f(hs, w, h0, 90)
         errors.append(type(info.value))
     assert errors[0] is errors[1]
+
+
+# Hostile programs (a review of the lowering found each of these: wrong results,
+# out-of-bounds reads, aborts). Each runs with and without blocks.
+
+_SQUARES = """
+  %d = scan.scan steps(%n) sequences(%xs : tensor<?x5xf64>) {
+  ^bb0(%x: tensor<5xf64>):
+    %y = arith.mulf %x, %x : tensor<5xf64>
+    scan.yield %y : tensor<5xf64>
+  } -> (tensor<?x5xf64>)
+"""
+
+_MAPS = """
+#tn_a = affine_map<(d0, d1, d2) -> (d2, d0)>
+#tn_p = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mm_b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mm_c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#all2 = affine_map<(d0, d1) -> (d0, d1)>
+#first = affine_map<(d0, d1) -> (d0)>
+#second = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(i) -> (i)>
+"""
+
+_CONTRACT = """{indexing_maps = [MAP_A, #mm_b, #mm_c], iterator_types = ["parallel", "parallel", "reduction"]}"""
+_MULADD = """ {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %mul = arith.mulf %a, %b : f64
+    %s = arith.addf %o, %mul : f64
+    linalg.yield %s : f64
+  }"""
+
+
+def _both(build, source: str):
+    return [build(lambda: mlir_scan.compile(_MAPS + source), blocks).f for blocks in (True, False)]
+
+
+def test_sum_into_a_value_the_loop_also_reads(build):
+    # dW = W + xs^T d with d[t] = xs[t] W: the sum's accumulator starts as W,
+    # which every step reads (computed in the function, dynamic shapes).
+    source = """
+func.func @f(%xs: tensor<?x?xf64>, %w_in: tensor<?x?xf64>, %n: index) -> tensor<?x?xf64> {
+  %c1 = arith.constant 1 : index
+  %w = arith.mulf %w_in, %w_in : tensor<?x?xf64>
+  %d = scan.scan steps(%n) sequences(%xs : tensor<?x?xf64>) nonsequences(%w : tensor<?x?xf64>) {
+  ^bb0(%x: tensor<?xf64>, %ww: tensor<?x?xf64>):
+    %z = arith.constant 0.0 : f64
+    %k1 = arith.constant 1 : index
+    %k = tensor.dim %ww, %k1 : tensor<?x?xf64>
+    %e = tensor.empty(%k) : tensor<?xf64>
+    %f = linalg.fill ins(%z : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+    %v = linalg.vecmat ins(%x, %ww : tensor<?xf64>, tensor<?x?xf64>) outs(%f : tensor<?xf64>) -> tensor<?xf64>
+    scan.yield %v : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  %cols = tensor.dim %d, %c1 : tensor<?x?xf64>
+  %xcols = tensor.dim %xs, %c1 : tensor<?x?xf64>
+  %xa = tensor.extract_slice %xs[0, 0] [%n, %xcols] [1, 1] : tensor<?x?xf64> to tensor<?x?xf64>
+  %da = tensor.extract_slice %d[0, 0] [%n, %cols] [1, 1] : tensor<?x?xf64> to tensor<?x?xf64>
+  %dw = linalg.generic CONTRACT ins(%xa, %da : tensor<?x?xf64>, tensor<?x?xf64>) outs(%w : tensor<?x?xf64>) MULADD -> tensor<?x?xf64>
+  return %dw : tensor<?x?xf64>
+}
+""".replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a")).replace("MULADD", _MULADD)
+    rng = np.random.default_rng(4)
+    for f in _both(build, source):
+        for n, rows, cols in [(65, 4, 4), (130, 6, 5), (100, 600, 512)]:
+            xs, w = rng.standard_normal((n, rows)) * 0.1, rng.standard_normal((rows, cols))
+            w2 = w * w
+            np.testing.assert_allclose(f(xs, w, n), w2 + xs.T @ (xs @ w2), rtol=1e-10, atol=1e-10)
+
+
+def test_out_of_bounds_slices_are_errors_before_any_read(build):
+    # A column offset of the stacked rows, and a row offset of the other
+    # operand, of the caller's choice: the slices' checks fail (ValueError),
+    # the blocks read nothing out of bounds first (a huge offset crashed).
+    columns = """
+func.func @f(%xs: tensor<?x5xf64>, %p: tensor<6x?xf64>, %n: index, %off: index) -> tensor<6x3xf64> {
+  %zero = arith.constant 0.0 : f64
+SQUARES
+  %dm = tensor.extract_slice %d[0, %off] [%n, 3] [1, 1] : tensor<?x5xf64> to tensor<?x3xf64>
+  %e = tensor.empty() : tensor<6x3xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x3xf64>) -> tensor<6x3xf64>
+  %dw = linalg.generic CONTRACT ins(%p, %dm : tensor<6x?xf64>, tensor<?x3xf64>) outs(%f : tensor<6x3xf64>) MULADD -> tensor<6x3xf64>
+  return %dw : tensor<6x3xf64>
+}
+""".replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_p"))
+    rows = """
+func.func @f(%xs: tensor<?x5xf64>, %p: tensor<?x6xf64>, %n: index, %off: index) -> tensor<6x5xf64> {
+  %zero = arith.constant 0.0 : f64
+SQUARES
+  %pa = tensor.extract_slice %p[%off, 0] [%n, 6] [1, 1] : tensor<?x6xf64> to tensor<?x6xf64>
+  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
+  %e = tensor.empty() : tensor<6x5xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x5xf64>) -> tensor<6x5xf64>
+  %dw = linalg.generic CONTRACT ins(%pa, %da : tensor<?x6xf64>, tensor<?x5xf64>) outs(%f : tensor<6x5xf64>) MULADD -> tensor<6x5xf64>
+  return %dw : tensor<6x5xf64>
+}
+""".replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a"))
+    rng = np.random.default_rng(5)
+    n = 100
+    xs = rng.standard_normal((n, 5))
+    for f in _both(build, columns.replace("SQUARES", _SQUARES).replace("MULADD", _MULADD)):
+        p = rng.standard_normal((6, n))
+        np.testing.assert_allclose(f(xs, p, n, 2), p @ (xs ** 2)[:, 2:5], rtol=1e-12, atol=1e-12)
+        for off in (3, 10 ** 11):
+            with pytest.raises(ValueError, match="out of bounds"):
+                f(xs, p, n, off)
+    for f in _both(build, rows.replace("SQUARES", _SQUARES).replace("MULADD", _MULADD)):
+        p = rng.standard_normal((n, 6))
+        np.testing.assert_allclose(f(xs, p, n, 0), p.T @ xs ** 2, rtol=1e-12, atol=1e-12)
+        for off in (1, 10 ** 13):
+            with pytest.raises(ValueError, match="out of bounds"):
+                f(xs, p, n, off)
+
+
+def test_a_reduction_loop_that_indexes_the_output_is_not_a_row_sum(build):
+    # out[r] = sum_c d[r, c] with both loops marked "reduction": the row loop
+    # indexes the output, so the rows cannot be summed block by block.
+    source = """
+func.func @f(%xs: tensor<?x5xf64>, %n: index) -> tensor<?xf64> {
+  %zero = arith.constant 0.0 : f64
+SQUARES
+  %dm = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+  %s = linalg.generic {indexing_maps = [#all2, #first], iterator_types = ["reduction", "reduction"]} ins(%dm : tensor<?x5xf64>) outs(%f : tensor<?xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %q = arith.addf %o, %a : f64
+    linalg.yield %q : f64
+  } -> tensor<?xf64>
+  return %s : tensor<?xf64>
+}
+""".replace("SQUARES", _SQUARES)
+    rng = np.random.default_rng(6)
+    for f in _both(build, source):
+        for n in (3, 65, 130):
+            xs = rng.standard_normal((n, 5))
+            np.testing.assert_allclose(f(xs, n), (xs ** 2).sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+def test_out_of_range_dim_index_of_the_rows_compiles(build):
+    # `tensor.dim %d, 7` of a rank-2 value (the verifier accepts a constant
+    # index out of range): the analysis aborted on it.
+    source = """
+func.func @f(%xs: tensor<?x5xf64>, %n: index) -> (tensor<5xf64>, index) {
+  %zero = arith.constant 0.0 : f64
+  %c7 = arith.constant 7 : index
+SQUARES
+  %bad = tensor.dim %d, %c7 : tensor<?x5xf64>
+  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
+  %e = tensor.empty() : tensor<5xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<5xf64>) -> tensor<5xf64>
+  %s = linalg.generic {indexing_maps = [#all2, #second], iterator_types = ["reduction", "parallel"]} ins(%da : tensor<?x5xf64>) outs(%f : tensor<5xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %q = arith.addf %o, %a : f64
+    linalg.yield %q : f64
+  } -> tensor<5xf64>
+  return %s, %bad : tensor<5xf64>, index
+}
+""".replace("SQUARES", _SQUARES)
+    for blocks in (True, False):
+        assert build(lambda: mlir_scan.compile(_MAPS + source), blocks).f is not None
+
+
+@pytest.mark.parametrize("keep", [1, 2])
+@pytest.mark.parametrize("size", [5, 100_000])
+def test_a_state_row_of_the_wrong_size_is_an_error_before_it_is_written(build, keep, size):
+    # The step yields x + x (x a non-sequence of `size` elements) for a state
+    # of 3: the row would be computed into the 3-element output row.
+    source = f"""
+func.func @f(%acc0: tensor<?xf64>, %x: tensor<?xf64>, %n: index) -> tensor<{keep}x?xf64> {{
+  %r = scan.scan steps(%n) sitsot(%acc0 : tensor<?xf64>) nonsequences(%x : tensor<?xf64>) keep [{keep}] {{
+  ^bb0(%acc: tensor<?xf64>, %xx: tensor<?xf64>):
+    %c0 = arith.constant 0 : index
+    %k = tensor.dim %xx, %c0 : tensor<?xf64>
+    %e = tensor.empty(%k) : tensor<?xf64>
+    %s = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}}
+        ins(%xx : tensor<?xf64>) outs(%e : tensor<?xf64>) {{
+    ^bb0(%a: f64, %c: f64):
+      %t = arith.addf %a, %a : f64
+      linalg.yield %t : f64
+    }} -> tensor<?xf64>
+    scan.yield %s : tensor<?xf64>
+  }} -> (tensor<{keep}x?xf64>)
+  return %r : tensor<{keep}x?xf64>
+}}
+"""
+    for f in _both(build, source):
+        with pytest.raises(ValueError, match="yielded a row of size"):
+            f(np.zeros(3), np.arange(1.0, size + 1), 2)
+        np.testing.assert_array_equal(f(np.zeros(3), np.arange(1.0, 4.0), 2)[-1], [2.0, 4.0, 6.0])

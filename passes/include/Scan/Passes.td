@@ -427,10 +427,13 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
     * a large non-sequence (1 MiB to 64 MiB, and at most twice the bytes of
       the scan's outputs, so that it never dominates the loop's memory) is
       read from a private copy (option `private-nonsequences`). With
-      dynamic sizes the choice is made at run time: a buffer of all its rows
-      or of none, filled when needed, and an `arith.select` of the two
-      buffers, so that the copy is an allocation of the function's block
-      that the deallocation frees after its last use;
+      dynamic sizes the choice is made at run time: for an argument of the
+      function nothing writes (`bufferization.writable = false`, as
+      `mlir_scan.compile` marks them), a buffer of all its rows or of none,
+      filled when needed, and an `arith.select` of it and the argument's
+      buffer, so that the copy is an allocation of the function's block that
+      is freed after its last use; for any other value an `scf.if` that makes
+      the copy (freed when the function returns);
 
     Steps in blocks (option `block-steps`, 64; 0 turns it off): when some
     work around the scan can be done a block of rows at a time inside the
