@@ -415,6 +415,7 @@ private:
   SmallVector<Value> sequenceBlock, sequenceFirst;
   SmallVector<RowSumFusion, 1> rowSums;
   SmallVector<SmallVector<OpFoldResult>> rowSumSizes;
+  SmallVector<Value> rowSumValid; // i1: its moved slices are in bounds
   /// The accumulators of all row sums (`rowSums[i]`'s start at accBase[i]).
   SmallVector<unsigned> accBase;
   SmallVector<Value> accs;
@@ -1513,8 +1514,18 @@ void ScanLowering::planRowSums() {
       rewriter.replaceOp(dim, size);
     }
     fusion->dims.clear();
-    for (Operation *hoisted : fusion->hoisted)
+    // (moved ahead of the checks of their sizes: a generic runs only when
+    // its operands agree, and the blocks read only slices in their sources)
+    Value valid = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    for (Operation *hoisted : fusion->hoisted) {
       rewriter.moveOpBefore(hoisted, op);
+      if (auto generic = dyn_cast<linalg::GenericOp>(hoisted))
+        guardExtents(rewriter, generic);
+      else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(hoisted))
+        valid = arith::AndIOp::create(rewriter, loc, valid,
+                                      sliceInBounds(rewriter, loc, slice));
+    }
+    rowSumValid.push_back(valid);
     accBase.push_back(accs.size());
     llvm::append_range(accs, fusion->accInits);
     rowSums.push_back(std::move(*fusion));
@@ -1585,7 +1596,7 @@ void ScanLowering::emitBlockedLoop(
           for (const RowSumConsumer &c : fusion.consumers) {
             Value &acc = blockAccs[accBase[plan.rowSums] + c.accumulator];
             acc = accumulateBlock(rewriter, loc, c, acc, rowsWritten, start,
-                                  rows);
+                                  rows, rowSumValid[plan.rowSums]);
           }
         }
         llvm::append_range(next, blockAccs);

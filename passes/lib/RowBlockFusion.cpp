@@ -149,6 +149,152 @@ static bool accumulatesBySum(linalg::GenericOp op) {
   return true;
 }
 
+/// Whether `op`, after a scan, may run before it: it reads and writes no
+/// memory, cannot trap, and can only go out of bounds in the ways the row
+/// sums guard at run time (a slice out of its source: `sliceInBounds`; a
+/// generic whose operands disagree: `guardExtents`).
+static bool isHoistable(Operation *op) {
+  if (op->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+          arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op)) {
+    APInt divisor;
+    return matchPattern(op->getOperand(1), m_ConstantInt(&divisor)) &&
+           divisor.isStrictlyPositive();
+  }
+  if (isa<arith::ArithDialect>(op->getDialect()))
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    return index && type && *index >= 0 && *index < type.getRank();
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+    // (only a cast that forgets sizes: one that claims them could be wrong)
+    auto from = dyn_cast<RankedTensorType>(cast.getSource().getType());
+    auto to = dyn_cast<RankedTensorType>(cast.getType());
+    if (!from || !to)
+      return false;
+    for (int64_t d = 0; d < to.getRank(); ++d)
+      if (!to.isDynamicDim(d) && from.isDynamicDim(d))
+        return false;
+    return true;
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    if (slice.getType().getRank() != slice.getSourceType().getRank())
+      return false;
+    return llvm::all_of(slice.getMixedStrides(), [](OpFoldResult stride) {
+      std::optional<int64_t> s = getConstantIntValue(stride);
+      return s && (*s == 1 || *s == -1);
+    });
+  }
+  if (isa<tensor::EmptyOp, linalg::FillOp>(op))
+    return true;
+  if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    if (!hasPlainLoops(cast<linalg::LinalgOp>(op)))
+      return false;
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(generic.getRegion(), captured);
+    return captured.empty() &&
+           llvm::all_of(generic.getRegion().front(), [](Operation &inner) {
+             return isMemoryEffectFree(&inner) && inner.getNumRegions() == 0;
+           });
+  }
+  return false;
+}
+
+/// Whether every loop of `op` gets one extent from `operands` (its operands,
+/// or the ones it will run with), `skip` aside: an i1.
+static Value extentsAgree(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                          ValueRange operands, std::optional<unsigned> skip) {
+  SmallVector<Value> extent(op.getNumLoops());
+  Value agree = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (auto [operand, value] : llvm::zip(op->getOpOperands(), operands)) {
+    if (!isa<RankedTensorType>(value.getType()))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+      unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+      if (skip && loop == *skip)
+        continue;
+      Value size = tensor::DimOp::create(b, loc, value, d);
+      if (!extent[loop]) {
+        extent[loop] = size;
+        continue;
+      }
+      agree = arith::AndIOp::create(
+          b, loc, agree,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                extent[loop], size));
+    }
+  }
+  return agree;
+}
+
+void mlir::scan::guardExtents(RewriterBase &rewriter, linalg::GenericOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value agree = extentsAgree(rewriter, loc, cast<linalg::LinalgOp>(*op),
+                             op->getOperands(), std::nullopt);
+  auto ifAgree = scf::IfOp::create(rewriter, loc, op->getResultTypes(), agree,
+                                   /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(ifAgree.thenBlock());
+  Operation *computed = rewriter.clone(*op);
+  scf::YieldOp::create(rewriter, loc, computed->getResults());
+  rewriter.setInsertionPointToStart(ifAgree.elseBlock());
+  scf::YieldOp::create(rewriter, loc, ValueRange(op.getDpsInits()));
+  rewriter.replaceOp(op, ifAgree.getResults());
+}
+
+Value mlir::scan::sliceInBounds(OpBuilder &b, Location loc,
+                                tensor::ExtractSliceOp slice) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ok = arith::ConstantIntOp::create(b, loc, 1, 1);
+  auto require = [&](Value condition) {
+    ok = arith::AndIOp::create(b, loc, ok, condition);
+  };
+  auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs).getResult();
+  };
+  for (int64_t d = 0; d < slice.getSourceType().getRank(); ++d) {
+    Value offset =
+        getValueOrCreateConstantIndexOp(b, loc, slice.getMixedOffsets()[d]);
+    Value size =
+        getValueOrCreateConstantIndexOp(b, loc, slice.getMixedSizes()[d]);
+    Value have = tensor::DimOp::create(b, loc, slice.getSource(), d);
+    Value empty = cmp(arith::CmpIPredicate::eq, size, zero);
+    Value inside;
+    if (getConstantIntValue(slice.getMixedStrides()[d]) == 1) {
+      // rows [offset, offset + size)
+      inside = arith::AndIOp::create(
+          b, loc,
+          arith::AndIOp::create(b, loc,
+                                cmp(arith::CmpIPredicate::sge, offset, zero),
+                                cmp(arith::CmpIPredicate::sle, offset, have)),
+          cmp(arith::CmpIPredicate::sle, size,
+              arith::SubIOp::create(b, loc, have, offset)));
+    } else {
+      // rows offset, offset - 1, ..., offset - size + 1
+      inside = arith::AndIOp::create(
+          b, loc,
+          arith::AndIOp::create(b, loc,
+                                cmp(arith::CmpIPredicate::slt, offset, have),
+                                cmp(arith::CmpIPredicate::sge, size, zero)),
+          cmp(arith::CmpIPredicate::slt,
+              arith::SubIOp::create(
+                  b, loc, size, arith::ConstantIndexOp::create(b, loc, 1)),
+              arith::AddIOp::create(
+                  b, loc, offset, arith::ConstantIndexOp::create(b, loc, 1))));
+    }
+    require(arith::OrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, empty,
+                                      cmp(arith::CmpIPredicate::sge, size, zero)),
+        inside));
+  }
+  return ok;
+}
+
 /// The row loop of a row-sum consumer reading the slice as operand `operand`.
 static std::optional<unsigned> rowSumLoop(linalg::GenericOp op,
                                           OpOperand &operand) {
@@ -324,7 +470,7 @@ std::optional<RowSumFusion> mlir::scan::analyzeRowSums(ScanOp op,
       if (!def || def->getBlock() != block || def->isBeforeInBlock(op) ||
           dims.contains(def) || hoisted.contains(def) || into.contains(def))
         continue;
-      if (def == op || fused.contains(def) || !isMemoryEffectFree(def))
+      if (def == op || fused.contains(def) || !isHoistable(def))
         return false;
       into.insert(def);
       llvm::append_range(worklist, def->getOperands());
@@ -345,19 +491,6 @@ std::optional<RowSumFusion> mlir::scan::analyzeRowSums(ScanOp op,
   }
   if (!hoist(needed, hoisted))
     return std::nullopt;
-  // The checks after the scan that read nothing it computes (the run-time
-  // verification of the moved ops, of the slices' bounds) move too, in
-  // their order: the blocks then never read what a failed check guards.
-  for (Operation &check :
-       llvm::make_range(std::next(op->getIterator()), block->end())) {
-    if (!isa<cf::AssertOp, CheckOp>(check))
-      continue;
-    llvm::SetVector<Operation *> extra;
-    if (hoist(SmallVector<Value>(check.getOperands()), extra)) {
-      hoisted.insert(extra.begin(), extra.end());
-      hoisted.insert(&check);
-    }
-  }
   fusion.hoisted.assign(hoisted.begin(), hoisted.end());
   llvm::sort(fusion.hoisted, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
@@ -426,7 +559,7 @@ mlir::scan::invariantRowSizes(OpBuilder &b, ScanOp op, Value yielded) {
 Value mlir::scan::accumulateBlock(OpBuilder &b, Location loc,
                                   RowSumConsumer c, Value acc,
                                   Value block, Value blockStart,
-                                  Value blockRows) {
+                                  Value blockRows, Value valid) {
   auto linalgOp = cast<linalg::LinalgOp>(c.op.getOperation());
   tensor::ExtractSliceOp slice = c.slice;
   Value first =
@@ -478,12 +611,13 @@ Value mlir::scan::accumulateBlock(OpBuilder &b, Location loc,
       operands.push_back(operand.get());
     }
   }
-  // The other loops' extents must agree, and the slice's other dimensions
-  // lie in the rows (the program's own checks say so when they do not):
-  // otherwise this block adds nothing rather than touch memory out of
-  // bounds.
-  SmallVector<Value> extent(linalgOp.getNumLoops());
-  Value consistent = arith::ConstantIntOp::create(b, loc, 1, 1);
+  // The other loops' extents must agree, the slice's other dimensions lie
+  // in the rows, and the moved slices in their sources (the program's own
+  // checks say so after the loop when they do not): otherwise this block
+  // adds nothing rather than touch memory out of bounds.
+  Value consistent =
+      arith::AndIOp::create(b, loc, valid,
+                            extentsAgree(b, loc, linalgOp, operands, c.rowLoop));
   auto require = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
     consistent = arith::AndIOp::create(
         b, loc, consistent,
@@ -500,22 +634,6 @@ Value mlir::scan::accumulateBlock(OpBuilder &b, Location loc,
     require(arith::CmpIPredicate::sle, offset, have);
     require(arith::CmpIPredicate::sle, size,
             arith::SubIOp::create(b, loc, have, offset));
-  }
-  for (auto [operand, value] : llvm::zip(c.op->getOpOperands(), operands)) {
-    if (!isa<RankedTensorType>(value.getType()))
-      continue;
-    AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
-    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
-      unsigned loop = cast<AffineDimExpr>(expr).getPosition();
-      if (loop == c.rowLoop)
-        continue;
-      Value size = tensor::DimOp::create(b, loc, value, d);
-      if (!extent[loop]) {
-        extent[loop] = size;
-        continue;
-      }
-      require(arith::CmpIPredicate::eq, extent[loop], size);
-    }
   }
   auto ifConsistent = scf::IfOp::create(b, loc, TypeRange{acc.getType()},
                                         consistent, /*withElseRegion=*/true);

@@ -322,3 +322,75 @@ func.func @f(%acc0: tensor<?xf64>, %x: tensor<?xf64>, %n: index) -> tensor<{keep
         with pytest.raises(ValueError, match="yielded a row of size"):
             f(np.zeros(3), np.arange(1.0, size + 1), 2)
         np.testing.assert_array_equal(f(np.zeros(3), np.arange(1.0, 4.0), 2)[-1], [2.0, 4.0, 6.0])
+
+
+def test_an_operand_computed_after_the_scan_runs_only_on_agreeing_sizes(build):
+    # dW = (P[0:n] + Q)^T d: the sum P + Q moves before the loop, ahead of
+    # the check of its operands' sizes; with Q of 1 row it must not run
+    # (it read 2e6 rows past Q), and the check after the loop raises.
+    source = """
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @f(%xs: tensor<?x5xf64>, %p: tensor<?x6xf64>, %q: tensor<?x6xf64>, %n: index) -> tensor<6x5xf64> {
+  %zero = arith.constant 0.0 : f64
+SQUARES
+  %pa = tensor.extract_slice %p[0, 0] [%n, 6] [1, 1] : tensor<?x6xf64> to tensor<?x6xf64>
+  %e2 = tensor.empty(%n) : tensor<?x6xf64>
+  %pq = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%pa, %q : tensor<?x6xf64>, tensor<?x6xf64>) outs(%e2 : tensor<?x6xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %s = arith.addf %a, %b : f64
+    linalg.yield %s : f64
+  } -> tensor<?x6xf64>
+  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
+  %e = tensor.empty() : tensor<6x5xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x5xf64>) -> tensor<6x5xf64>
+  %dw = linalg.generic CONTRACT ins(%pq, %da : tensor<?x6xf64>, tensor<?x5xf64>) outs(%f : tensor<6x5xf64>) MULADD -> tensor<6x5xf64>
+  return %dw : tensor<6x5xf64>
+}
+""".replace("SQUARES", _SQUARES).replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a")).replace("MULADD", _MULADD)
+    rng = np.random.default_rng(7)
+    for f in _both(build, source):
+        for n in (100, 2_000_000):
+            xs, p = rng.standard_normal((n, 5)), rng.standard_normal((n, 6))
+            q = rng.standard_normal((n, 6))
+            np.testing.assert_allclose(f(xs, p, q, n), (p + q).T @ xs ** 2, rtol=1e-9, atol=1e-9)
+            with pytest.raises(ValueError, match="incompatible"):
+                f(xs, p, q[:1], n)
+
+
+def test_one_defect_raises_the_error_of_the_original_order(build):
+    # The step reads W[k] (its check: IndexError) and the row sum reads
+    # P[k:k+n]: with k too large, the step's check comes first, as without
+    # blocks; the checks after the scan stay after it.
+    source = """
+func.func @f(%xs: tensor<?x5xf64>, %w: tensor<?xf64>, %p: tensor<?x6xf64>, %n: index, %k: index) -> tensor<6x5xf64> {
+  %zero = arith.constant 0.0 : f64
+  %d = scan.scan steps(%n) sequences(%xs : tensor<?x5xf64>) nonsequences(%w, %k : tensor<?xf64>, index) {
+  ^bb0(%x: tensor<5xf64>, %ww: tensor<?xf64>, %kk: index):
+    %c0 = arith.constant 0 : index
+    %len = tensor.dim %ww, %c0 : tensor<?xf64>
+    %bad = arith.cmpi uge, %kk, %len : index
+    scan.check %bad code 101 id 0 (%kk, %len : index, index)
+    %s = tensor.extract %ww[%kk] : tensor<?xf64>
+    %e = tensor.empty() : tensor<5xf64>
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<5xf64>) outs(%e : tensor<5xf64>) {
+    ^bb0(%a: f64, %o: f64):
+      %m = arith.mulf %a, %s : f64
+      linalg.yield %m : f64
+    } -> tensor<5xf64>
+    scan.yield %y : tensor<5xf64>
+  } -> (tensor<?x5xf64>)
+  %pa = tensor.extract_slice %p[%k, 0] [%n, 6] [1, 1] : tensor<?x6xf64> to tensor<?x6xf64>
+  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
+  %e = tensor.empty() : tensor<6x5xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x5xf64>) -> tensor<6x5xf64>
+  %dw = linalg.generic CONTRACT ins(%pa, %da : tensor<?x6xf64>, tensor<?x5xf64>) outs(%f : tensor<6x5xf64>) MULADD -> tensor<6x5xf64>
+  return %dw : tensor<6x5xf64>
+}
+""".replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a")).replace("MULADD", _MULADD)
+    rng = np.random.default_rng(8)
+    n = 100
+    xs, w, p = rng.standard_normal((n, 5)), rng.standard_normal(3), rng.standard_normal((n + 2, 6))
+    for f in _both(build, source):
+        np.testing.assert_allclose(f(xs, w, p, n, 1), p[1:n + 1].T @ (xs * w[1]), rtol=1e-12, atol=1e-12)
+        with pytest.raises(IndexError):
+            f(xs, w, p, n, 5)

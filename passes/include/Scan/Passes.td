@@ -456,12 +456,15 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
       unit-stride slice of it; the gradient's pushed-out `dW += H^T D`),
       chained through their inits, whose row sizes are known before the
       loop (constants, non-sequences, sizes of non-sequences, or a sitsot's
-      init) and whose other operands can be computed before it: its buffer
-      holds one block's rows, and after each block every sum adds the rows
-      of its slice that the block wrote into an accumulator carried by the
-      loop over blocks (skipping the block, so as never to touch memory out
-      of bounds, when the sums' other extents disagree: their own checks
-      then fail after the loop).
+      init) and whose other operands can be computed before it (by ops that
+      touch no memory and cannot trap, moved there; the program's checks
+      stay in place and in order): its buffer holds one block's rows, and
+      after each block every sum adds the rows of its slice that the block
+      wrote into an accumulator carried by the loop over blocks. Nothing is
+      read out of bounds before the checks after the loop: a moved generic
+      runs only when its operands' sizes agree, and a block adds nothing
+      when a moved slice is not in its source or the sums' extents
+      disagree (those checks then fail after the loop).
 
     Sums over the rows are then added in a different order (by blocks).
     Not with `until` (the number of steps is unknown) nor, for sequences,

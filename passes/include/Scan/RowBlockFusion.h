@@ -69,7 +69,11 @@ struct RowSumFusion {
   SmallVector<Value> accInits;
   SmallVector<Value> accResults;
   /// Ops after the scan that the consumers' other operands need (partners,
-  /// inits, the slices' offsets and sizes), to be moved before the loop.
+  /// inits, the slices' offsets and sizes), to be moved before the loop:
+  /// side-effect free ops that cannot trap (see isHoistable in the .cpp);
+  /// the slices among them are checked against their sources at run time
+  /// (sliceInBounds) and the generics against their operands (guardExtents).
+  /// The program's own checks stay where they are, in their order.
   SmallVector<Operation *> hoisted;
 };
 
@@ -80,10 +84,18 @@ struct RowSumFusion {
 /// the row sums read them.
 void foldShapeQueries(RewriterBase &rewriter, Value rows);
 
+/// Replaces `op` (moved before a loop, ahead of the checks of its operands'
+/// sizes) by an scf.if that runs it only when its loops' extents agree, and
+/// otherwise yields its destinations (the checks after the loop then fail).
+void guardExtents(RewriterBase &rewriter, linalg::GenericOp op);
+
+/// Whether `slice` (unit or -1 strides, rank kept) lies in its source: an i1.
+Value sliceInBounds(OpBuilder &b, Location loc, tensor::ExtractSliceOp slice);
+
 /// The row-sum fusion of nitsot result `result` of `op`, if every use of it
 /// qualifies (see RowSumFusion) and the consumers' other operands can be
-/// computed before the scan (side-effect free ops that read no result of the
-/// scan but the nitsot's sizes).
+/// computed before the scan (ops that touch no memory and cannot trap, and
+/// read no result of the scan but the nitsot's sizes).
 std::optional<RowSumFusion> analyzeRowSums(ScanOp op, unsigned result);
 
 /// The sizes of a row the scan body yields as `yielded`, when they are the
@@ -98,10 +110,11 @@ invariantRowSizes(OpBuilder &b, ScanOp op, Value yielded);
 /// blockRows)` of the nitsot, those rows being rows `0 .. blockRows` of
 /// `block`. Rows outside the consumer's slice (or beyond its partners'
 /// extents) are skipped: an empty intersection adds nothing; so is the
-/// whole block when the consumer's other loops have inconsistent extents.
+/// whole block when the consumer's other loops have inconsistent extents or
+/// `valid` (an i1: the moved slices lie in their sources) is false.
 Value accumulateBlock(OpBuilder &b, Location loc, RowSumConsumer c,
                       Value acc, Value block, Value blockStart,
-                      Value blockRows);
+                      Value blockRows, Value valid);
 
 } // namespace scan
 } // namespace mlir
