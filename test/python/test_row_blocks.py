@@ -165,6 +165,16 @@ _MULADD = """ {
   }"""
 
 
+#: `dW = partner^T d` over the n rows of `%d` (6 x 5), ending a function; the
+#: partner's name replaces PARTNER.
+_SUM_PARTNER_T_D = """  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
+  %e = tensor.empty() : tensor<6x5xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x5xf64>) -> tensor<6x5xf64>
+  %dw = linalg.generic CONTRACT ins(%PARTNER, %da : tensor<?x6xf64>, tensor<?x5xf64>) outs(%f : tensor<6x5xf64>) MULADD -> tensor<6x5xf64>
+  return %dw : tensor<6x5xf64>
+}
+"""
+
 def _both(build, source: str):
     return [build(lambda: mlir_scan.compile(_MAPS + source), blocks).f for blocks in (True, False)]
 
@@ -222,13 +232,8 @@ func.func @f(%xs: tensor<?x5xf64>, %p: tensor<?x6xf64>, %n: index, %off: index) 
   %zero = arith.constant 0.0 : f64
 SQUARES
   %pa = tensor.extract_slice %p[%off, 0] [%n, 6] [1, 1] : tensor<?x6xf64> to tensor<?x6xf64>
-  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
-  %e = tensor.empty() : tensor<6x5xf64>
-  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x5xf64>) -> tensor<6x5xf64>
-  %dw = linalg.generic CONTRACT ins(%pa, %da : tensor<?x6xf64>, tensor<?x5xf64>) outs(%f : tensor<6x5xf64>) MULADD -> tensor<6x5xf64>
-  return %dw : tensor<6x5xf64>
-}
-""".replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a"))
+ROWSUM_PA
+""".replace("ROWSUM_PA\n", _SUM_PARTNER_T_D.replace("PARTNER", "pa")).replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a"))
     rng = np.random.default_rng(5)
     n = 100
     xs = rng.standard_normal((n, 5))
@@ -340,13 +345,8 @@ SQUARES
     %s = arith.addf %a, %b : f64
     linalg.yield %s : f64
   } -> tensor<?x6xf64>
-  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
-  %e = tensor.empty() : tensor<6x5xf64>
-  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x5xf64>) -> tensor<6x5xf64>
-  %dw = linalg.generic CONTRACT ins(%pq, %da : tensor<?x6xf64>, tensor<?x5xf64>) outs(%f : tensor<6x5xf64>) MULADD -> tensor<6x5xf64>
-  return %dw : tensor<6x5xf64>
-}
-""".replace("SQUARES", _SQUARES).replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a")).replace("MULADD", _MULADD)
+ROWSUM_PQ
+""".replace("ROWSUM_PQ\n", _SUM_PARTNER_T_D.replace("PARTNER", "pq")).replace("SQUARES", _SQUARES).replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a")).replace("MULADD", _MULADD)
     rng = np.random.default_rng(7)
     for f in _both(build, source):
         for n in (100, 2_000_000):
@@ -380,13 +380,8 @@ func.func @f(%xs: tensor<?x5xf64>, %w: tensor<?xf64>, %p: tensor<?x6xf64>, %n: i
     scan.yield %y : tensor<5xf64>
   } -> (tensor<?x5xf64>)
   %pa = tensor.extract_slice %p[%k, 0] [%n, 6] [1, 1] : tensor<?x6xf64> to tensor<?x6xf64>
-  %da = tensor.extract_slice %d[0, 0] [%n, 5] [1, 1] : tensor<?x5xf64> to tensor<?x5xf64>
-  %e = tensor.empty() : tensor<6x5xf64>
-  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<6x5xf64>) -> tensor<6x5xf64>
-  %dw = linalg.generic CONTRACT ins(%pa, %da : tensor<?x6xf64>, tensor<?x5xf64>) outs(%f : tensor<6x5xf64>) MULADD -> tensor<6x5xf64>
-  return %dw : tensor<6x5xf64>
-}
-""".replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a")).replace("MULADD", _MULADD)
+ROWSUM_PA
+""".replace("ROWSUM_PA\n", _SUM_PARTNER_T_D.replace("PARTNER", "pa")).replace("CONTRACT", _CONTRACT.replace("MAP_A", "#tn_a")).replace("MULADD", _MULADD)
     rng = np.random.default_rng(8)
     n = 100
     xs, w, p = rng.standard_normal((n, 5)), rng.standard_normal(3), rng.standard_normal((n + 2, 6))
