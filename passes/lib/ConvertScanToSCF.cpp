@@ -779,10 +779,8 @@ void ScanLowering::planInitBuffer(OutputPlan &plan, Type elementType) {
 /// sizes must be checked where the empty is, before anything is computed
 /// into it.
 static Value destinationOf(Value row) {
-  Value v = row;
-  while (auto dps = v.getDefiningOp<DestinationStyleOpInterface>())
-    v = dps.getTiedOpOperand(cast<OpResult>(v))->get();
-  return v.getDefiningOp<tensor::EmptyOp>() ? v : row;
+  Value root = destinationRoot(row);
+  return root.getDefiningOp<tensor::EmptyOp>() ? root : row;
 }
 
 /// A yielded row with dynamic sizes must have the buffer's row sizes (the
@@ -1175,10 +1173,7 @@ static bool isEnclosingNonSequence(Value value) {
   auto arg = dyn_cast<BlockArgument>(value);
   auto enclosing = arg ? dyn_cast<ScanOp>(arg.getOwner()->getParentOp())
                        : ScanOp();
-  if (!enclosing || arg.getOwner() != &enclosing.getBodyBlock())
-    return false;
-  return arg.getArgNumber() >= enclosing.getBodyBlock().getNumArguments() -
-                                   enclosing.getNumNonSequences();
+  return enclosing && outerNonSequence(enclosing, value);
 }
 
 /// An argument of the function that nothing writes in place
@@ -1477,19 +1472,13 @@ void ScanLowering::planTiledSequences() {
 void ScanLowering::planRowSums() {
   if (blockSteps <= 0 || op.getUntil())
     return;
-  unsigned yieldedBefore = 0;
-  for (unsigned i = 0; i < op.getNumMitMot(); ++i)
-    yieldedBefore += op.getMitMotOutTapsAt(i).size();
-  Operation *yield = op.getYieldOp();
-  ScanArgs groups(op);
   for (unsigned r = op.getNumMitMot(); r < op.getNumResults(); ++r) {
     auto [kind, index] = op.getOutputKind(r);
     // A sitsot whose step never reads its state (the gradient's stacked
     // deltas) has the rows of a nitsot of its init's sizes.
-    bool stateless =
-        kind == ScanOp::OutputKind::SitSot &&
-        isa<RankedTensorType>(groups.sitsots[index].outer.getType()) &&
-        groups.sitsots[index].inner[0].use_empty();
+    bool stateless = kind == ScanOp::OutputKind::SitSot &&
+                     isa<RankedTensorType>(op.getOutputInit(r).getType()) &&
+                     op.getSitSotArg(index).use_empty();
     if ((kind != ScanOp::OutputKind::NitSot && !stateless) ||
         op.getKeepAt(r) != 0)
       continue;
@@ -1497,11 +1486,10 @@ void ScanLowering::planRowSums() {
     std::optional<RowSumFusion> fusion = analyzeRowSums(op, r);
     if (!fusion)
       continue;
-    Value yielded = yield->getOperand(yieldedBefore + r - op.getNumMitMot());
     std::optional<SmallVector<OpFoldResult>> sizes =
-        stateless ? std::optional(tensor::getMixedSizes(
-                        rewriter, loc, groups.sitsots[index].outer))
-                  : invariantRowSizes(rewriter, op, yielded);
+        stateless ? std::optional(tensor::getMixedSizes(rewriter, loc,
+                                                        op.getOutputInit(r)))
+                  : invariantRowSizes(rewriter, op, op.getNitSotYield(index));
     if (!sizes)
       continue;
     // The result's sizes are known before the loop; what the consumers read

@@ -246,6 +246,23 @@ void mlir::scan::guardExtents(RewriterBase &rewriter, linalg::GenericOp op) {
   rewriter.replaceOp(op, ifAgree.getResults());
 }
 
+/// Whether rows [offset, offset + size) lie in `have` rows: an i1.
+static Value rangeInBounds(OpBuilder &b, Location loc, Value offset,
+                           Value size, Value have) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value inside = arith::ConstantIntOp::create(b, loc, 1, 1);
+  auto require = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    inside = arith::AndIOp::create(
+        b, loc, inside, arith::CmpIOp::create(b, loc, predicate, lhs, rhs));
+  };
+  require(arith::CmpIPredicate::sge, offset, zero);
+  require(arith::CmpIPredicate::sge, size, zero);
+  require(arith::CmpIPredicate::sle, offset, have);
+  require(arith::CmpIPredicate::sle, size,
+          arith::SubIOp::create(b, loc, have, offset));
+  return inside;
+}
+
 Value mlir::scan::sliceInBounds(OpBuilder &b, Location loc,
                                 tensor::ExtractSliceOp slice) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -265,14 +282,7 @@ Value mlir::scan::sliceInBounds(OpBuilder &b, Location loc,
     Value empty = cmp(arith::CmpIPredicate::eq, size, zero);
     Value inside;
     if (getConstantIntValue(slice.getMixedStrides()[d]) == 1) {
-      // rows [offset, offset + size)
-      inside = arith::AndIOp::create(
-          b, loc,
-          arith::AndIOp::create(b, loc,
-                                cmp(arith::CmpIPredicate::sge, offset, zero),
-                                cmp(arith::CmpIPredicate::sle, offset, have)),
-          cmp(arith::CmpIPredicate::sle, size,
-              arith::SubIOp::create(b, loc, have, offset)));
+      inside = rangeInBounds(b, loc, offset, size, have);
     } else {
       // rows offset, offset - 1, ..., offset - size + 1
       inside = arith::AndIOp::create(
@@ -351,24 +361,13 @@ void mlir::scan::foldShapeQueries(RewriterBase &rewriter, Value rows) {
       linalg::GenericOp reader = readers.pop_back_val();
       if (reader->getNumResults() != 1)
         continue;
-      Value result = reader->getResult(0);
-      Value init = reader.getDpsInits()[0];
-      foldRanks(result);
-      for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
-        if (auto dim = dyn_cast<tensor::DimOp>(user)) {
-          std::optional<int64_t> d = dim.getConstantIndex();
-          if (!d || *d < 0 ||
-              *d >= cast<RankedTensorType>(result.getType()).getRank())
-            continue;
-          rewriter.setInsertionPoint(dim);
-          rewriter.replaceOp(dim, tensor::DimOp::create(rewriter, dim.getLoc(),
-                                                        init, dim.getIndex()));
-        } else if (auto next = dyn_cast<linalg::GenericOp>(user);
-                   next && next.getNumDpsInits() == 1 &&
-                   next.getDpsInits()[0] == result) {
+      OpResult result = reader->getResult(0);
+      queryDestination(rewriter, result);
+      for (Operation *user : result.getUsers())
+        if (auto next = dyn_cast<linalg::GenericOp>(user);
+            next && next.getNumDpsInits() == 1 &&
+            next.getDpsInits()[0] == result)
           readers.push_back(next);
-        }
-      }
     }
   }
 }
@@ -505,19 +504,11 @@ static std::optional<OpFoldResult> invariantSize(OpBuilder &b, ScanOp op,
   APInt constant;
   if (matchPattern(size, m_ConstantInt(&constant)))
     return OpFoldResult(b.getIndexAttr(constant.getSExtValue()));
-  Block &body = op.getBodyBlock();
-  unsigned firstNonSeq = body.getNumArguments() - op.getNumNonSequences();
-  auto outside = [&](Value inner) -> Value {
-    auto arg = dyn_cast<BlockArgument>(inner);
-    if (!arg || arg.getOwner() != &body || arg.getArgNumber() < firstNonSeq)
-      return Value();
-    return op.getNonSequences()[arg.getArgNumber() - firstNonSeq];
-  };
-  if (Value v = outside(size))
+  if (Value v = outerNonSequence(op, size))
     return OpFoldResult(v);
   if (auto dim = size.getDefiningOp<tensor::DimOp>()) {
     std::optional<int64_t> index = dim.getConstantIndex();
-    if (Value source = outside(dim.getSource()); source && index)
+    if (Value source = outerNonSequence(op, dim.getSource()); source && index)
       return OpFoldResult(
           tensor::DimOp::create(b, loc, source, *index).getResult());
   }
@@ -530,9 +521,7 @@ mlir::scan::invariantRowSizes(OpBuilder &b, ScanOp op, Value yielded) {
   if (!type)
     return std::nullopt;
   // The destination the row is computed into determines its sizes.
-  Value v = yielded;
-  while (auto dps = v.getDefiningOp<DestinationStyleOpInterface>())
-    v = dps.getTiedOpOperand(cast<OpResult>(v))->get();
+  Value v = destinationRoot(yielded);
   SmallVector<OpFoldResult> sizes;
   for (int64_t d = 0; d < type.getRank(); ++d) {
     if (!type.isDynamicDim(d)) {
@@ -617,23 +606,14 @@ Value mlir::scan::accumulateBlock(OpBuilder &b, Location loc,
   Value consistent =
       arith::AndIOp::create(b, loc, valid,
                             extentsAgree(b, loc, linalgOp, operands, c.rowLoop));
-  auto require = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+  for (int64_t d = 1; d < slice.getType().getRank(); ++d)
     consistent = arith::AndIOp::create(
         b, loc, consistent,
-        arith::CmpIOp::create(b, loc, predicate, lhs, rhs));
-  };
-  for (int64_t d = 1; d < slice.getType().getRank(); ++d) {
-    Value offset =
-        getValueOrCreateConstantIndexOp(b, loc, slice.getMixedOffsets()[d]);
-    Value size =
-        getValueOrCreateConstantIndexOp(b, loc, slice.getMixedSizes()[d]);
-    Value have = tensor::DimOp::create(b, loc, block, d);
-    require(arith::CmpIPredicate::sge, offset, zero);
-    require(arith::CmpIPredicate::sge, size, zero);
-    require(arith::CmpIPredicate::sle, offset, have);
-    require(arith::CmpIPredicate::sle, size,
-            arith::SubIOp::create(b, loc, have, offset));
-  }
+        rangeInBounds(
+            b, loc,
+            getValueOrCreateConstantIndexOp(b, loc, slice.getMixedOffsets()[d]),
+            getValueOrCreateConstantIndexOp(b, loc, slice.getMixedSizes()[d]),
+            tensor::DimOp::create(b, loc, block, d)));
   auto ifConsistent = scf::IfOp::create(b, loc, TypeRange{acc.getType()},
                                         consistent, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);

@@ -290,3 +290,18 @@ Value mlir::scan::extractSliceOrEmpty(OpBuilder &b, Location loc, Value value,
   return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes,
                                         strides);
 }
+
+Value mlir::scan::outerNonSequence(ScanOp op, Value inner) {
+  auto arg = dyn_cast<BlockArgument>(inner);
+  Block &body = op.getBodyBlock();
+  unsigned first = body.getNumArguments() - op.getNumNonSequences();
+  if (!arg || arg.getOwner() != &body || arg.getArgNumber() < first)
+    return Value();
+  return op.getNonSequences()[arg.getArgNumber() - first];
+}
+
+Value mlir::scan::destinationRoot(Value v) {
+  while (auto dps = v.getDefiningOp<DestinationStyleOpInterface>())
+    v = dps.getTiedOpOperand(cast<OpResult>(v))->get();
+  return v;
+}

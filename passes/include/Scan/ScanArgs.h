@@ -119,6 +119,14 @@ Value extractSliceOrEmpty(OpBuilder &b, Location loc, Value value,
 /// it is a constant and the scan has no `until`, else dynamic.
 int64_t stackedRows(std::optional<int64_t> nSteps, bool until, int64_t keep);
 
+/// The operand of `op` that `inner` stands for in its body when `inner` is
+/// the block argument of a non-sequence; null otherwise.
+Value outerNonSequence(ScanOp op, Value inner);
+
+/// The value `v` is computed into: through the destination of each
+/// destination-passing op computing it (`v` itself when none does).
+Value destinationRoot(Value v);
+
 } // namespace scan
 } // namespace mlir
 
