@@ -66,6 +66,9 @@ constexpr llvm::StringLiteral kToLLVM =
     "func.func(scan-expand-tanh,math-expand-ops{ops=tanh},scan-expand-log1p-expm1),"
     "convert-math-to-llvm,"
     "scan-lower-i1-access,"
+    // LLVM 22.1 lowers loads and stores with `nuw` address arithmetic,
+    // poison for a reversed view (the gradient's backward reads).
+    "scan-lower-signed-stride-access,"
     // Allocations go through the run-time library (python/runtime/), which
     // never hands a program a null block.
     "finalize-memref-to-llvm{use-generic-functions},"
@@ -181,6 +184,7 @@ constexpr llvm::StringLiteral kToNVVM =
     // on sm_90 and newer): see ptxVersionFor.
     "nvvm-attach-target{chip={chip} features=+ptx{ptx} O=3},"
     "scan-lower-i1-access,"
+    "scan-lower-signed-stride-access,"
     "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
     "reconcile-unrealized-casts),"
     "func.func(scan-expand-tanh,math-expand-ops{ops=tanh},scan-expand-log1p-expm1),"

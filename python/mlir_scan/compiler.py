@@ -31,6 +31,7 @@ __all__ = ["compile"]
 
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
             vectorize: bool = True, checks: bool = True, parallel: bool = True, target: str = "cpu",
+            block_steps: int = 64, private_nonsequences: bool = True, free_early: bool = True,
             **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
@@ -48,6 +49,13 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     on the calling thread; by default the iterations of large linalg ops
     (``scan-parallelize-linalg``: a step's ``h W`` with a large ``W``) run on
     every core (``MLIR_SCAN_NUM_THREADS`` sets how many threads; 1 is off).
+    ``block_steps`` is how many steps ``convert-scan-to-scf`` runs per block
+    when it computes a sequence's producer or a sum over a nitsot's rows a
+    block at a time (0: never in blocks); ``private_nonsequences=False`` never
+    copies a large non-sequence for the loop; ``free_early=False`` frees
+    buffers where MLIR's deallocation pipeline puts the frees (the end of
+    their block) instead of after their last use. Turning these optional
+    features off gives the same results (the tests compare them).
     LLVM compiles a large program in parts on as many threads. Compiled code
     is kept on disk and reused by later compiles of the same program, in any
     process (``MLIR_SCAN_CACHE_DIR``, default ``~/.cache/mlir-scan``;
@@ -65,4 +73,5 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
                         f"{', '.join(sorted(cuda_options))} only appl{'y' if len(cuda_options) > 1 else 'ies'} "
                         "to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks,
-                   parallel=parallel)
+                   parallel=parallel, block_steps=block_steps, private_nonsequences=private_nonsequences,
+                   free_early=free_early)

@@ -1090,14 +1090,30 @@ class _SliceSpec:
         strides = _mixed(self.static_strides, dynamic[self.n_offsets + self.n_sizes:])
         if len(offsets) != len(shape):
             raise ValueError(f"{name}: {len(offsets)} offsets for a tensor of rank {len(shape)}")
-        slices = []
+        slices: list = []
         for dim, (o, s, st, d) in enumerate(zip(offsets, sizes, strides, shape)):
-            if s < 0 or st < 1 or o < 0 or (s > 0 and o + (s - 1) * st >= d) or o > d:
+            # MLIR's rule (and its run-time verification's): every element
+            # read lies in the dimension; strides may be negative (a reversed
+            # view: the gradient reads its forward states backwards) or 0.
+            last = o + (s - 1) * st
+            if s < 0 or o < 0 or o > d or (s > 0 and not (o < d and 0 <= last < d)):
                 raise ValueError(
                     f"{name}: slice offset {o}, size {s}, stride {st} out of bounds for "
                     f"dimension {dim} of size {d}"
                 )
-            slices.append(slice(o, o + (s - 1) * st + 1, st) if s > 0 else slice(o, o))
+            if s == 0:
+                slices.append(slice(0, 0))
+            elif st > 0:
+                slices.append(slice(o, last + 1, st))
+            elif st < 0:
+                slices.append(slice(o, last - 1 if last > 0 else None, st))
+            else:
+                slices.append(np.full(s, o))
+        if any(isinstance(x, np.ndarray) for x in slices):
+            # A stride of 0 repeats one index: index every dimension by an
+            # array, combined as an outer product.
+            ranges = [np.arange(d)[x] if isinstance(x, slice) else x for x, d in zip(slices, shape)]
+            return np.ix_(*ranges), sizes
         return tuple(slices), sizes
 
 

@@ -712,11 +712,20 @@ class Program:
     """A compiled module: one callable attribute per public function."""
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
-                 vectorize: bool = True, checks: bool = True, parallel: bool = True):
-        _check_options(optimize, opt_level, vectorize=vectorize, checks=checks, parallel=parallel)
+                 vectorize: bool = True, checks: bool = True, parallel: bool = True, block_steps: int = 64,
+                 private_nonsequences: bool = True, free_early: bool = True):
+        _check_options(optimize, opt_level, vectorize=vectorize, checks=checks, parallel=parallel,
+                       private_nonsequences=private_nonsequences, free_early=free_early)
+        if isinstance(block_steps, (bool, np.bool_)) or not isinstance(block_steps, (int, np.integer)) \
+                or block_steps < 0:
+            raise ValueError(f"compile: block_steps must be an integer >= 0 (0: no blocks), got {block_steps!r}")
         lowering = f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))}}}"
-        steps = [("optimized", _rewrites(optimize)), ("scf", (_VERIFY if checks else "") + _TO_SCF),
-                 ("bufferized", _BUFFERIZE), ("llvm", lowering)]
+        to_scf = _TO_SCF
+        if block_steps != 64 or not private_nonsequences:
+            to_scf = to_scf.replace("convert-scan-to-scf", f"convert-scan-to-scf{{block-steps={int(block_steps)} "
+                                    f"private-nonsequences={int(bool(private_nonsequences))}}}", 1)
+        steps = [("optimized", _rewrites(optimize)), ("scf", (_VERIFY if checks else "") + to_scf),
+                 ("bufferized", _BUFFERIZE if free_early else f"{_BUFFERIZE}{{free-early=0}}"), ("llvm", lowering)]
         text = str(source) if isinstance(source, ir.Module) else source
         prefix = _cache_prefix(text, steps, opt_level) if isinstance(text, str) else None
         cached = _Jit.load(prefix, opt_level) if prefix else None

@@ -818,6 +818,32 @@ def ScanLowerI1Access : Pass<"scan-lower-i1-access", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ScanLowerSignedStrideAccess
+    : Pass<"scan-lower-signed-stride-access", "::mlir::ModuleOp"> {
+  let summary = "Lower memref.load/store of views whose strides may be negative without `nuw` (works around an LLVM 22 miscompile)";
+  let description = [{
+    The LLVM 22.1 `memref.load`/`memref.store` lowerings compute the address
+    with `getelementptr inbounds|nuw` and `mul nuw`/`add nuw` for every
+    `index * stride` term. A negative stride wraps as an unsigned number, so
+    the address of an in-bounds element of a reversed view is poison, and
+    LLVM's optimizer reads or writes whatever it then computes (the gradient
+    of a scan reads its forward states backwards through such views). This
+    pass lowers every load and store whose memref's strides are not all
+    statically non-negative (a dynamic stride may be negative) with
+    `getelementptr inbounds` and signed (`nsw`) index arithmetic, which hold
+    for every in-bounds access; all others keep the upstream lowering. Vector
+    loads and stores, `memref.copy` and the views themselves carry no such
+    flags in LLVM 22.1. Run it before `finalize-memref-to-llvm`.
+
+    ```mlir
+    %r = memref.load %rev[%i, %j] : memref<?x4xf64, strided<[-4, 1], offset: ?>>
+    // becomes llvm.load of llvm.getelementptr inbounds %base[%lin], where
+    // %lin = %i * -4 + %j is computed with `mul nsw`/`add nsw` only
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ScanFreeBuffersEarly : Pass<"scan-free-buffers-early", "::mlir::func::FuncOp"> {
   let summary = "Free each buffer right after its last use instead of at the end of its block";
   let description = [{

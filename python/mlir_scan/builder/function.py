@@ -160,6 +160,9 @@ class Function(_native.Function):
                  allow_input_downcast=None, on_unused_input=None, no_default_updates=False,
                  target="cpu", chip=None, format=None):  # noqa: A002
         mode, cuda_options = _target_options(target, mode, chip, format)
+        #: The Theano mode the program was compiled for ("FAST_COMPILE" skips
+        #: the scan rewrites).
+        self.mode = mode
         self.name = name
         self._allow_downcast = allow_input_downcast
         if isinstance(inputs, (Variable, In)):
