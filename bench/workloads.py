@@ -823,4 +823,65 @@ def overhead_probe(dtype, quick: bool, steps: int = 1_000_000) -> Workload:
     return w
 
 
-ALL = [w1_power, w2_cumsum, w3_polynomial, w4_fibonacci, w5_rnn, w6_rnn_grad, w7_until, overhead_probe]
+# ---------------------------------------------------------------------------
+# W8: the gradient of a batched dot, as the LSTM tutorial's input projection
+# `dot(state_below, W)` with state_below of shape (T, B, D): d/dW and d/dx of
+# sum(dot(x, W) ** 2), both (PyTensor builds each as one matrix product).
+# ---------------------------------------------------------------------------
+
+def _flat_results(fn: Callable) -> Callable:
+    """`fn`'s results as one vector (the harness compares one array)."""
+    return lambda *args: np.concatenate([np.ravel(np.asarray(r)) for r in fn(*args)])
+
+
+def w8_batched_dot_grad(dtype, quick: bool, steps: int = 99, batch: int = 16, inputs: int = 128,
+                        outputs: int = 512) -> Workload:
+    rng = np.random.default_rng(8)
+    xs = rng.standard_normal((steps, batch, inputs)).astype(dtype)
+    W = (rng.standard_normal((inputs, outputs)) * 0.01).astype(dtype)
+    name = np.dtype(dtype).name
+
+    def numpy_loop(xs, W):
+        y = xs @ W
+        dy = 2 * y
+        return np.concatenate([(xs.reshape(-1, xs.shape[-1]).T @ dy.reshape(-1, dy.shape[-1])).ravel(),
+                               (dy @ W.T).ravel()])
+
+    def api(theano, T):
+        x, w = T.tensor3("x", dtype=name), T.matrix("W", dtype=name)
+        cost = (T.dot(x, w) ** 2).sum()
+        return theano.function([x, w], T.grad(cost, [w, x]))
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+
+        x, w = pt.tensor3("x", dtype=name), pt.matrix("W", dtype=name)
+        cost = (pt.dot(x, w) ** 2).sum()
+        return pytensor.function([x, w], pytensor.grad(cost, [w, x]), mode=mode)
+
+    def jax_impl():
+        jax = _jax()
+        import jax.numpy as jnp
+
+        jitted = jax.jit(jax.grad(lambda w, x: (jnp.dot(x, w) ** 2).sum(), argnums=(0, 1)))
+        return _flat_results(lambda x, w: [np.asarray(r) for r in jitted(w, x)])
+
+    def numba_impl():
+        @_numba_jit
+        def grads(x, w):
+            x2 = x.reshape(-1, x.shape[-1])
+            dy = 2 * (x2 @ w)
+            return x2.T @ dy, (dy @ w.T).reshape(x.shape)
+
+        return _flat_results(grads)
+
+    w = Workload(f"W8-{name}", (xs, W), numpy_loop, rtol=1e-9 if dtype == np.float64 else 1e-4)
+    pytensor_builders = {k: (lambda b=b: _flat_results(b())) for k, b in _pytensor_builders(pytensor_graph).items()}
+    w.builders = {"mlir-scan": _api(api, wrap=_flat_results)["mlir-scan-api"], "jax": jax_impl,
+                  "numba": numba_impl, **pytensor_builders}
+    return w
+
+
+ALL = [w1_power, w2_cumsum, w3_polynomial, w4_fibonacci, w5_rnn, w6_rnn_grad, w7_until, w8_batched_dot_grad,
+       overhead_probe]

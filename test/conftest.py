@@ -72,13 +72,13 @@ if os.environ.get("MLIR_SCAN_THREEWAY"):
                 test = os.environ.get("PYTEST_CURRENT_TEST", "")
                 try:
                     threeway.check_three_ways(f, ir_args, variants={"plain": threeway.PLAIN},
-                                              rtol=1e-5 if "float32" in f.ir else 1e-9,
-                                              atol=1e-6 if "float32" in f.ir else 1e-11, what=test)
+                                              rtol=1e-5 if "f32" in f.ir else 1e-9,
+                                              atol=1e-6 if "f32" in f.ir else 1e-11, what=test)
+                    _record({"test": test, "kind": "agree"})
                 except AssertionError as e:
                     _record({"test": test, "kind": "disagree", "message": str(e)[:2000]})
                 except Exception as e:  # noqa: BLE001
-                    _record({"test": test, "kind": type(e).__name__,
-                             "message": "".join(traceback.format_exception_only(e))[:2000]})
+                    _record({"test": test, "kind": type(e).__name__, "message": traceback.format_exc()[-2000:]})
             return result
 
     def _checked_function(*args, **kwargs):

@@ -26,6 +26,7 @@ SMALL = {
     "w5_rnn": dict(hidden=19, inputs=7, steps=25),
     "w6_rnn_grad": dict(hidden=19, inputs=7, steps=25),
     "w7_until": {},
+    "w8_batched_dot_grad": dict(steps=5, batch=3, inputs=7, outputs=9),
     "overhead_probe": dict(steps=1000),
 }
 

@@ -319,3 +319,55 @@ def test_an_input_used_only_through_its_shape_is_used():
     gw, gb = f(np.ones((2, 3)), np.zeros(2), np.arange(3.0))
     np.testing.assert_array_equal(gw, [[0, 1, 2], [0, 1, 2]])
     np.testing.assert_array_equal(gb, [1, 1])
+
+
+# dot(N-D, matrix), as dot(state_below, W) in the LSTM tutorial: the gradient
+# is two matrix products, never the broadcast products of shape (a..., k, m).
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 5), (2, 3, 2, 5), (1, 1, 5), (0, 4, 5)])
+def test_gradient_of_a_batched_dot_against_finite_differences(shape):
+    rng = np.random.default_rng(11)
+    x, w = rng.normal(size=shape), rng.normal(size=(5, 3))
+    if 0 in shape:
+        xs, ws = T.tensor3("x"), T.dmatrix("w")
+        f = theano.function([xs, ws], T.grad((T.dot(xs, ws) ** 2).sum(), [xs, ws]))
+        gx, gw = f(x, w)
+        assert gx.shape == shape and np.array_equal(gw, np.zeros((5, 3)))
+        return
+    check_grad(lambda a, b: (T.tanh(T.dot(a, b)) ** 2).sum(), [x, w],
+               reference=lambda a, b: (np.tanh(a @ b) ** 2).sum())
+
+
+def test_gradient_of_a_batched_dot_is_two_matrix_products():
+    x, w = T.tensor3("x"), T.dmatrix("w")
+    f = theano.function([x, w], T.grad((T.dot(x, w) ** 2).sum(), [x, w]))
+    # No rank-4 tensor (the broadcast products of the old gradient).
+    assert "tensor<?x?x?x?xf64>" not in f.ir
+    assert "tensor.collapse_shape" in f.ir
+    xv, wv = np.ones((6, 4, 5)), np.arange(15.).reshape(5, 3) / 10
+    dy = 2 * (xv @ wv)
+    gx, gw = f(xv, wv)
+    np.testing.assert_allclose(gw, xv.reshape(-1, 5).T @ dy.reshape(-1, 3), rtol=1e-12)
+    np.testing.assert_allclose(gx, dy @ wv.T, rtol=1e-12)
+
+
+def test_gradient_of_a_batched_dot_in_a_scan_step():
+    # Each step reads a matrix of a tensor3 sequence through dot(x_t, W), x_t
+    # itself a slice of a tensor4: the step's gradient has a batched dot.
+    rng = np.random.default_rng(12)
+    xs, w, h0 = rng.normal(size=(4, 2, 3, 5)), rng.normal(size=(5, 3)) * 0.5, rng.normal(size=(3, 3)) * 0.1
+
+    def cost(a, b, c):
+        hs, _ = theano.scan(lambda x_t, h, W: T.tanh(T.dot(x_t, W).sum(axis=0) + h), sequences=a,
+                            outputs_info=c, non_sequences=b)
+        return (hs ** 2).sum()
+
+    def reference(a, b, c):
+        h, total = c, 0.0
+        for x_t in a:
+            h = np.tanh((x_t @ b).sum(axis=0) + h)
+            total += (h ** 2).sum()
+        return total
+
+    check_grad(cost, [xs, w, h0], reference=reference)

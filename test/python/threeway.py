@@ -49,6 +49,8 @@ def ir_arguments(f, values: Sequence[Any]) -> list:
 
 
 def _as_list(result: Any, n: int) -> list[np.ndarray]:
+    if n == 0:
+        return []
     if n == 1:
         return [np.asarray(result)]
     return [np.asarray(r) for r in result]

@@ -252,6 +252,14 @@ class Dot(Op):
             return [Dot()(y, g), _outer(x, g)]
         if nx == 2 and ny == 2:
             return [Dot()(g, _transpose(y)), Dot()(_transpose(x), g)]
+        if ny == 2:
+            # out[a..., m] = sum_k x[a..., k] y[k, m] (an N-D input times a
+            # weight matrix, as in `dot(state_below, W)`): PyTensor's two
+            # matrix products, the leading dimensions of x and g as rows.
+            # (Summing broadcast products of shape (a..., k, m) allocated
+            # and wrote k times the elements of the result.)
+            rows_x, rows_g = CollapseLeading()(x), CollapseLeading()(g)
+            return [Dot()(g, _transpose(y)), Dot()(_transpose(rows_x), rows_g)]
         if ny == 1:
             # out[a..., ] = sum_k x[a..., k] y[k]
             ge = DimShuffle(g.ndim, tuple(range(g.ndim)) + ("x",))(g)
@@ -715,6 +723,45 @@ def _int64_dim(d) -> Variable:
     if isinstance(d, Variable):
         return cast(d, "int64")
     return Constant(np.asarray(d, dtype="int64"))
+
+
+class CollapseLeading(Op):
+    """`x` (rank >= 2) as a matrix: its leading dimensions as one, its last
+    kept (``x.reshape((-1, x.shape[-1]))`` without a reshape's checks: the
+    sizes always agree). A ``tensor.collapse_shape``, a view where `x` is
+    contiguous (bufferization copies it otherwise).
+    """
+
+    def make_node(self, x: Variable) -> Apply:
+        if x.ndim < 2:
+            raise TypeError(f"CollapseLeading: a tensor of rank >= 2, got rank {x.ndim}")
+        lead = x.type.shape[:-1]
+        rows = None if None in lead else int(np.prod(lead))
+        return Apply(self, [x], [TensorType(x.dtype, (rows, x.type.shape[-1]))])
+
+    def infer_shape(self, node, input_shapes):
+        (shape,) = input_shapes
+        rows = shape[0]
+        for d in shape[1:-1]:
+            rows = rows * d if isinstance(rows, int) and isinstance(d, int) else \
+                elemwise("mul", _int64_dim(rows), _int64_dim(d))
+        return [(rows, shape[-1])]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        n = x.ndim
+        groups = "[[" + ", ".join(str(i) for i in range(n - 1)) + f"], [{n - 1}]]"
+        return [b.op(f"tensor.collapse_shape {inputs[0]} {groups} : {x.type.mlir} into "
+                     f"{node.outputs[0].type.mlir}")]
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None]
+        x = node.inputs[0]
+        shape = symbolic_shape(x)
+        static = tuple(d if isinstance(d, int) else None for d in shape)
+        return [Reshape(static)(g, *[_int64_dim(d) for d in shape if not isinstance(d, int)])]
 
 
 class Reshape(Op):
