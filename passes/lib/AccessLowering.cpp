@@ -19,43 +19,40 @@ struct AccessSelection {
   LLVM::GEPNoWrapFlags flags;
 };
 
-struct LoadLowering : ConvertOpToLLVMPattern<memref::LoadOp> {
-  LoadLowering(const LLVMTypeConverter &converter, AccessSelection selection)
-      : ConvertOpToLLVMPattern(converter), selection(selection) {}
+/// The llvm.load / llvm.store that replaces `op`, at `ptr`.
+void replaceAccess(memref::LoadOp op, memref::LoadOp::Adaptor, Value ptr,
+                   const TypeConverter &converter,
+                   ConversionPatternRewriter &rewriter) {
+  rewriter.replaceOpWithNewOp<LLVM::LoadOp>(
+      op, converter.convertType(op.getType()), ptr,
+      op.getAlignment().value_or(0), /*isVolatile=*/false, op.getNontemporal());
+}
+
+void replaceAccess(memref::StoreOp op, memref::StoreOp::Adaptor adaptor,
+                   Value ptr, const TypeConverter &,
+                   ConversionPatternRewriter &rewriter) {
+  rewriter.replaceOpWithNewOp<LLVM::StoreOp>(
+      op, adaptor.getValue(), ptr, op.getAlignment().value_or(0),
+      /*isVolatile=*/false, op.getNontemporal());
+}
+
+/// memref.load or memref.store, for the accesses `selection` takes.
+template <typename AccessOp>
+struct AccessLowering : ConvertOpToLLVMPattern<AccessOp> {
+  using Base = ConvertOpToLLVMPattern<AccessOp>;
+
+  AccessLowering(const LLVMTypeConverter &converter, AccessSelection selection)
+      : Base(converter), selection(selection) {}
 
   LogicalResult
-  matchAndRewrite(memref::LoadOp op, OpAdaptor adaptor,
+  matchAndRewrite(AccessOp op, typename AccessOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (!selection.selects(op))
       return failure();
-    Value ptr = getStridedElementPtr(rewriter, op.getLoc(), op.getMemRefType(),
-                                     adaptor.getMemref(), adaptor.getIndices(),
-                                     selection.flags);
-    Type element = getTypeConverter()->convertType(op.getType());
-    rewriter.replaceOpWithNewOp<LLVM::LoadOp>(
-        op, element, ptr, op.getAlignment().value_or(0), /*isVolatile=*/false,
-        op.getNontemporal());
-    return success();
-  }
-
-  AccessSelection selection;
-};
-
-struct StoreLowering : ConvertOpToLLVMPattern<memref::StoreOp> {
-  StoreLowering(const LLVMTypeConverter &converter, AccessSelection selection)
-      : ConvertOpToLLVMPattern(converter), selection(selection) {}
-
-  LogicalResult
-  matchAndRewrite(memref::StoreOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!selection.selects(op))
-      return failure();
-    Value ptr = getStridedElementPtr(rewriter, op.getLoc(), op.getMemRefType(),
-                                     adaptor.getMemref(), adaptor.getIndices(),
-                                     selection.flags);
-    rewriter.replaceOpWithNewOp<LLVM::StoreOp>(
-        op, adaptor.getValue(), ptr, op.getAlignment().value_or(0),
-        /*isVolatile=*/false, op.getNontemporal());
+    Value ptr = this->getStridedElementPtr(
+        rewriter, op.getLoc(), op.getMemRefType(), adaptor.getMemref(),
+        adaptor.getIndices(), selection.flags);
+    replaceAccess(op, adaptor, ptr, *this->getTypeConverter(), rewriter);
     return success();
   }
 
@@ -72,7 +69,8 @@ scan::lowerMemRefAccesses(Operation *root,
   LLVMTypeConverter converter(ctx);
   RewritePatternSet patterns(ctx);
   AccessSelection selection{selects, flags};
-  patterns.add<LoadLowering, StoreLowering>(converter, selection);
+  patterns.add<AccessLowering<memref::LoadOp>, AccessLowering<memref::StoreOp>>(
+      converter, selection);
   ConversionTarget target(*ctx);
   target.addLegalDialect<LLVM::LLVMDialect>();
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
