@@ -633,3 +633,27 @@ def test_arange_of_integer_scalars_is_int64():
     n, b = T.iscalar("n"), T.bscalar("b")
     assert T.arange(n).dtype == "int64" and T.arange(b).dtype == "int64"
     np.testing.assert_array_equal(theano.function([b], T.arange(b) * 100)(np.int8(3)), [0, 100, 200])
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, -1, 2.0, -1.0])
+def test_small_integer_powers_are_products_with_pows_values(n):
+    # Theano's local_pow_specialize: no libm pow call per element, the same
+    # values as NumPy's power at zeros, infinities and NaN.
+    x = T.dvector("x")
+    f = theano.function([x], x ** n)
+    assert "math.powf" not in f.ir
+    vals = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e-300, 1e300, 3.0])
+    with np.errstate(all="ignore"):
+        want = vals ** n
+    np.testing.assert_array_equal(f(vals), want)
+    g = theano.function([x], T.grad((x ** n).sum(), x))
+    assert "math.powf" not in g.ir
+    finite = np.array([1.5, -2.25, 3.0, 0.7])
+    np.testing.assert_allclose(g(finite), n * finite ** (n - 1), rtol=1e-15)
+
+
+def test_other_powers_keep_pow():
+    x, i = T.dvector("x"), T.ivector("i")
+    assert "math.powf" in theano.function([x], x ** 0.5).ir
+    assert "math.powf" in theano.function([x], x ** 5).ir
+    np.testing.assert_array_equal(theano.function([i], i ** 2)(np.array([3, -4], "int32")), [9, 16])

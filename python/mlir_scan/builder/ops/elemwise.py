@@ -666,6 +666,34 @@ def cast(x: Variable, dtype: str) -> Variable:
     return Elemwise(Cast(dtype))(x)
 
 
+#: Constant exponents computed by multiplications (Theano's and PyTensor's
+#: ``local_pow_specialize``): ``math.powf`` is a call of libm's ``pow`` per
+#: element, which neither LLVM nor the vectorizer turns into products.
+_MULTIPLIED_EXPONENTS = (2, 3, 4, -1)
+
+
+def power(x: Variable, y: Variable) -> Variable:
+    """``x ** y``; by multiplications where `y` is a constant scalar in
+    2, 3, 4 or -1 and `x` is a float tensor of the result's dtype
+    (``x ** 2`` is ``x * x``, ``x ** -1`` is ``1 / x``)."""
+    n = _multiplied_exponent(x, y)
+    if n is None:
+        return elemwise("pow", x, y)
+    if n == -1:
+        return elemwise("true_div", _k(1.0, x), x)
+    square = elemwise("mul", x, x)
+    return {2: square, 3: elemwise("mul", square, x), 4: elemwise("mul", square, square)}[n]
+
+
+def _multiplied_exponent(x: Variable, y: Variable) -> int | None:
+    if not (isinstance(y, Constant) and y.ndim == 0 and is_float(x.dtype)):
+        return None
+    if _nobool(upcast(x.dtype, y.dtype)) != x.dtype:
+        return None
+    value = float(np.asarray(y.data))
+    return int(value) if value in _MULTIPLIED_EXPONENTS else None
+
+
 
 # -- gradients ---------------------------------------------------------------------
 
@@ -728,7 +756,15 @@ def _sign(x: Variable, like: Variable) -> Variable:
 
 def _g_pow(xs, o, g):
     x, y = xs
-    gx = _e("mul", g, _e("mul", y, _e("pow", x, _e("sub", y, _k(1, y) if not is_float(y.dtype) else _k(1.0, y)))))
+    if isinstance(y, Constant):
+        # (a constant exponent: x ** (y - 1) is x itself or products of x
+        # where it can be, as the forward x ** y is)
+        less = Constant(np.asarray(np.asarray(y.data) - 1, dtype=y.dtype))
+        x_less = x if less.ndim == 0 and float(less.data) == 1 and is_float(x.dtype) \
+            and _nobool(upcast(x.dtype, y.dtype)) == x.dtype else power(x, less)
+    else:
+        x_less = _e("pow", x, _e("sub", y, _k(1, y) if not is_float(y.dtype) else _k(1.0, y)))
+    gx = _e("mul", g, _e("mul", y, x_less))
     # (0 ** y: the log of the base is -inf, its product with 0 NaN; PyTensor
     # takes 0 there)
     log_x = _e("switch", _e("eq", x, _k(0, x)), _k(0, o), _e("log", x)) if is_float(y.dtype) else None

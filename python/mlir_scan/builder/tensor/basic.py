@@ -37,7 +37,7 @@ import numpy as np
 from .. import config
 from ..graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
 from ..ops.basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
-from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast, elemwise_inputs
+from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast, elemwise_inputs, power as _power
 from ..ops.misc import SpecifyShape
 from ..ops.shape import (MakeVector, Shape, Shape_i, carries_checks, checked_shape_of, dims_from_shape_arg,
                          symbolic_shape)
@@ -522,8 +522,10 @@ bitwise_and, bitwise_or = and_, or_
 
 
 def pow(a, b):  # noqa: A001 - Theano's name
-    """``a ** b`` (float math for floats, exact integer powers for ints)."""
-    return _elem("pow", a, b)
+    """``a ** b`` (float math for floats, exact integer powers for ints;
+    ``x ** 2``, ``x ** 3``, ``x ** 4`` and ``x ** -1`` of a float `x` by
+    multiplications, as Theano's ``local_pow_specialize`` rewrites them)."""
+    return _power(*_operands(a, b))
 
 
 def abs(a):  # noqa: A001 - Theano's name
