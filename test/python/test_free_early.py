@@ -7,6 +7,7 @@ starts (their memory is what the backward loop's stacked deltas reuse).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import OrderedDict
 
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
+import mlir_scan
 import mlir_scan as theano
 from mlir_scan import runtime
 from mlir_scan import tensor as T
@@ -24,7 +26,7 @@ builder_function = sys.modules["mlir_scan.builder.function"]
 def _without_the_pass(monkeypatch) -> None:
     """Programs compiled from now on free their buffers at the end of their
     blocks (and are not taken from the builder's cache of compiled modules)."""
-    monkeypatch.setattr(runtime, "_BUFFERIZE", "scan-bufferize-loops{free-early=0}")
+    monkeypatch.setattr(builder_function, "compile_mlir", functools.partial(mlir_scan.compile, free_early=False))
     monkeypatch.setattr(builder_function, "_CACHE", OrderedDict())
 
 
