@@ -324,11 +324,36 @@ class _Program:
 
     def call(self, name: str, args: Sequence[Value]) -> list[Value]:
         func = self.func(name)
+        if func.external and name in _C_LIBRARY and len(args) == 1:
+            return [_C_LIBRARY[name](args[0])]
         if func.external or func.body is None:
             raise NotImplementedError(
                 f"reference interpreter: @{name} is an external declaration without a body"
             )
         return _run_block({}, func.body, args)
+
+
+def _elementwise_math(fn: Callable[[np.ndarray], np.ndarray], dtype: str) -> Callable[[Value], Value]:
+    """The C library function `fn` (a NumPy function of float64 arrays)
+    applied to a scalar or an array, in `dtype` (the ``f``-suffixed float32
+    functions: computed in float64, rounded)."""
+
+    def apply(x: Value) -> Value:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(np.asarray(x, dtype=np.float64))).astype(dtype)[()]
+
+    return apply
+
+
+#: External C library functions the graph builder's programs call
+#: (`builder/ops/elemwise.py`'s `_libm`), by symbol; NumPy's ufuncs follow
+#: C's results outside the domain (atanh(1) = inf, acosh(0) = NaN).
+_C_LIBRARY: dict[str, Callable[[Value], Value]] = {}
+for _name, _fn in (("erf", np.vectorize(math.erf, otypes=[np.float64])),
+                   ("erfc", np.vectorize(math.erfc, otypes=[np.float64])),
+                   ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh)):
+    _C_LIBRARY[_name] = _elementwise_math(_fn, "float64")
+    _C_LIBRARY[_name + "f"] = _elementwise_math(_fn, "float32")
 
 
 # --------------------------------------------------------------------------- #
