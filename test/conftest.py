@@ -53,7 +53,9 @@ if os.environ.get("MLIR_SCAN_THREEWAY"):
             self.__dict__["_checked"] = False
 
         def __getattr__(self, name):
-            return getattr(self._f, name)
+            if name.startswith("__") or name in ("_f", "_checked"):
+                raise AttributeError(name)  # (copy.copy of a proxy: no __dict__ yet)
+            return getattr(self.__dict__["_f"], name)
 
         def __setattr__(self, name, value):
             setattr(self._f, name, value)
