@@ -85,7 +85,7 @@ if os.environ.get("MLIR_SCAN_THREEWAY"):
 
     def _checked_function(*args, **kwargs):
         f = _real_function(*args, **kwargs)
-        if getattr(f, "program", None) is None or getattr(f, "_target", "cpu") != "cpu" or "cuda" in str(kwargs.get("target", "")):
+        if getattr(f, "program", None) is None or kwargs.get("target", "cpu") != "cpu":
             return f
         return _ThreeWayChecked(f)
 

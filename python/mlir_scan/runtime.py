@@ -403,11 +403,14 @@ def _mark_arguments_read_only(func: ir.Operation, ftype: ir.FunctionType) -> Non
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(dicts)
 
 
-def _check_options(optimize: Any, opt_level: Any, **flags: Any) -> None:
+def _check_options(optimize: Any, opt_level: Any, block_steps: Any = 64, **flags: Any) -> None:
     """Validates compile()'s options: a mistyped one is an error, never a
     silently chosen default (`checks="no"` is truthy)."""
     if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
         raise ValueError(f"compile: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    if isinstance(block_steps, (bool, np.bool_)) or not isinstance(block_steps, (int, np.integer)) \
+            or block_steps < 0:
+        raise ValueError(f"compile: block_steps must be an integer >= 0 (0: no blocks), got {block_steps!r}")
     if not isinstance(optimize, (bool, str)):
         raise TypeError(f"compile: optimize must be a bool or a pass pipeline string, "
                         f"got {type(optimize).__name__}")
@@ -714,11 +717,8 @@ class Program:
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True, parallel: bool = True, block_steps: int = 64,
                  private_nonsequences: bool = True, free_early: bool = True):
-        _check_options(optimize, opt_level, vectorize=vectorize, checks=checks, parallel=parallel,
+        _check_options(optimize, opt_level, block_steps, vectorize=vectorize, checks=checks, parallel=parallel,
                        private_nonsequences=private_nonsequences, free_early=free_early)
-        if isinstance(block_steps, (bool, np.bool_)) or not isinstance(block_steps, (int, np.integer)) \
-                or block_steps < 0:
-            raise ValueError(f"compile: block_steps must be an integer >= 0 (0: no blocks), got {block_steps!r}")
         lowering = f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))}}}"
         to_scf = _TO_SCF
         if block_steps != 64 or not private_nonsequences:

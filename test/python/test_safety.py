@@ -770,11 +770,18 @@ def test_integers_of_any_size_are_range_errors():
 # D7: options of the wrong type were silently accepted (`checks="no"` is
 # truthy: the checks stayed on).
 @pytest.mark.parametrize("option", [dict(checks="no"), dict(checks=None), dict(checks=1),
-                                    dict(vectorize="x"), dict(vectorize=None)])
+                                    dict(vectorize="x"), dict(vectorize=None), dict(free_early="no"),
+                                    dict(private_nonsequences=0)])
 def test_bad_flag_options_are_type_errors(option):
     name, value = next(iter(option.items()))
     with pytest.raises(TypeError, match=rf"compile: {name} must be True or False, got {value!r}"):
         mlir_scan.compile(CUMSUM, **option)
+
+
+@pytest.mark.parametrize("steps", [-1, True, 2.5, "3", None])
+def test_bad_block_steps_are_value_errors(steps):
+    with pytest.raises(ValueError, match=r"compile: block_steps must be an integer >= 0"):
+        mlir_scan.compile(CUMSUM, block_steps=steps)
 
 
 # D8: result[-1] of an until scan in constant memory.

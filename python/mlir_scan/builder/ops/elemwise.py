@@ -676,8 +676,8 @@ def power(x: Variable, y: Variable) -> Variable:
     """``x ** y``; by multiplications where `y` is a constant scalar in
     2, 3, 4 or -1 and `x` is a float tensor of the result's dtype
     (``x ** 2`` is ``x * x``, ``x ** -1`` is ``1 / x``)."""
-    n = _multiplied_exponent(x, y)
-    if n is None:
+    n = _constant_exponent(x, y)
+    if n not in _MULTIPLIED_EXPONENTS:
         return elemwise("pow", x, y)
     if n == -1:
         return elemwise("true_div", _k(1.0, x), x)
@@ -685,14 +685,14 @@ def power(x: Variable, y: Variable) -> Variable:
     return {2: square, 3: elemwise("mul", square, x), 4: elemwise("mul", square, square)}[n]
 
 
-def _multiplied_exponent(x: Variable, y: Variable) -> int | None:
+def _constant_exponent(x: Variable, y: Variable) -> float | None:
+    """The value of `y` when ``x ** y`` may be computed from `x` by products:
+    `y` a constant scalar, `x` a float tensor of the result's dtype."""
     if not (isinstance(y, Constant) and y.ndim == 0 and is_float(x.dtype)):
         return None
     if _nobool(upcast(x.dtype, y.dtype)) != x.dtype:
         return None
-    value = float(np.asarray(y.data))
-    return int(value) if value in _MULTIPLIED_EXPONENTS else None
-
+    return float(np.asarray(y.data))
 
 
 # -- gradients ---------------------------------------------------------------------
@@ -760,8 +760,7 @@ def _g_pow(xs, o, g):
         # (a constant exponent: x ** (y - 1) is x itself or products of x
         # where it can be, as the forward x ** y is)
         less = Constant(np.asarray(np.asarray(y.data) - 1, dtype=y.dtype))
-        x_less = x if less.ndim == 0 and float(less.data) == 1 and is_float(x.dtype) \
-            and _nobool(upcast(x.dtype, y.dtype)) == x.dtype else power(x, less)
+        x_less = x if _constant_exponent(x, less) == 1 else power(x, less)
     else:
         x_less = _e("pow", x, _e("sub", y, _k(1, y) if not is_float(y.dtype) else _k(1.0, y)))
     gx = _e("mul", g, _e("mul", y, x_less))
