@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import config, gradient, ifelse, sandbox, scan_module, tensor
+from . import config, gradient, graph, ifelse, sandbox, scan_module, tensor
 from .function import Function, In, Out, function
 from .gradient import disconnected_grad, grad, hessian, jacobian
 from .graph import MissingInputError, UnusedInputError, clone_replace
@@ -47,6 +47,12 @@ __all__ = [
 _top = _sys.modules[__name__.rpartition(".")[0]]
 _top.ifelse = ifelse  # type: ignore[attr-defined]
 _sys.modules[f"{_top.__name__}.ifelse"] = ifelse
+
+# Theano's comparison operators (``a < b`` ...): the truth value of their result
+# raises (``graph.Variable.__bool__``); every other variable is truthy.
+for _name in ("__lt__", "__le__", "__gt__", "__ge__"):
+    if not hasattr(getattr(graph.Variable, _name), "__wrapped__"):
+        setattr(graph.Variable, _name, graph.comparison_operator(getattr(graph.Variable, _name)))
 
 # ``T.grad`` / ``T.jacobian`` / ``T.hessian`` (the tensor DSL sits below the gradient module).
 for _name in ("grad", "jacobian", "hessian"):

@@ -255,11 +255,52 @@ class Variable:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self}: {self.type.dtype}{_shape_text(self.type.shape)})"
 
+    #: False on the results of the comparison operators ``< <= > >=``
+    #: (Theano's ``_is_nonzero``): their truth value raises, so that
+    #: ``a < b < c`` (``(a < b) and (b < c)``) fails instead of building ``b < c``.
+    _is_nonzero = True
+
     def __bool__(self) -> bool:
+        """True, as in Theano 1.0 (``if not input:`` tests for None), except for
+        the result of a comparison operator, which raises ``TypeError``.
+
+        >>> from mlir_scan import tensor as T
+        >>> x = T.scalar("x")
+        >>> bool(x), bool(x + 1)
+        (True, True)
+        >>> bool(x < 1)
+        Traceback (most recent call last):
+        ...
+        TypeError: Variables do not support boolean operations: ...
+        """
+        if self._is_nonzero:
+            return True
         raise TypeError(
-            f"the truth value of symbolic variable {self} is unknown until the "
-            "function runs; use T.switch / T.eq / T.gt ... to build conditions"
+            f"Variables do not support boolean operations: the truth value of the comparison "
+            f"{self} is unknown until the function runs (a chained comparison a < b < c is "
+            "(a < b) and (b < c)); use T.and_, T.switch, T.lt ... to build conditions"
         )
+
+    # NumPy on the left of an operator (``np.ones(3) + v``, ``np.float32(0.5) * v``)
+    # defers to the variable's reflected operator instead of building an
+    # object array: NumPy's ufuncs do not take variables (``__array_ufunc__ =
+    # None``), and Theano's ``__array_priority__`` for code that reads it.
+    __array_ufunc__ = None
+    __array_priority__ = 1000
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        tag = state.get("tag")
+        if isinstance(tag, dict) and "eval_functions" in tag:
+            # ``Variable.eval``'s cache of compiled functions is rebuilt on demand.
+            state["tag"] = {k: v for k, v in tag.items() if k != "eval_functions"}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        """A copied or unpickled variable is a new variable: it takes a fresh id
+        (graph walks tell variables apart by id)."""
+        self.__dict__.update(state)
+        self.id = next(_ids)
 
     def __iter__(self):
         n = self.type.shape[0] if self.ndim else None
@@ -279,6 +320,22 @@ class Variable:
 
     # Operators and tensor methods (``+``, ``sum``, ``T``...) are installed
     # by the tensor DSL (:mod:`mlir_scan.builder.tensor.basic`), which defines them.
+
+
+def comparison_operator(fn):
+    """`fn` (a comparison such as ``T.lt``) as the operator ``Variable.__lt__``:
+    its result's truth value raises (Theano's ``_is_nonzero = False``)."""
+
+    def operator(self, other):
+        out = fn(self, other)
+        if isinstance(out, Variable):
+            out._is_nonzero = False
+        return out
+
+    operator.__name__ = getattr(fn, "__name__", "comparison")
+    operator.__doc__ = fn.__doc__
+    operator.__wrapped__ = fn
+    return operator
 
 
 def _shape_text(shape: tuple[int | None, ...]) -> str:

@@ -8,7 +8,8 @@ more of Theano's API and PyTensor's spellings in
 ``T.extra_ops``: ``cumsum``, ``repeat``...), and Theano's sub-namespaces as
 modules of their own: ``T.nnet`` (:mod:`~mlir_scan.builder.tensor.nnet`),
 ``T.shared_randomstreams``
-(:mod:`~mlir_scan.builder.tensor.shared_randomstreams`), ``T.opt``
+(:mod:`~mlir_scan.builder.tensor.shared_randomstreams`), ``T.xlogx``
+(:mod:`~mlir_scan.builder.tensor.xlogx`: ``xlogx``, ``xlogy0``), ``T.opt``
 (:mod:`~mlir_scan.builder.tensor.opt`: ``assert_op``) and PyTensor's
 ``pt.random`` (:mod:`~mlir_scan.builder.tensor.random`: ``RandomStream``).
 
@@ -23,7 +24,7 @@ Example::
 
 from __future__ import annotations
 
-from . import basic, extra, extra_ops, nnet, opt, random, shared_randomstreams
+from . import basic, extra, extra_ops, nnet, opt, random, shared_randomstreams, xlogx
 from .basic import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
 from .extra_ops import *  # noqa: F401,F403
@@ -33,4 +34,7 @@ from .basic import (  # noqa: F401  (rank-4 placeholders, not in basic.__all__)
 from .nnet import relu, softmax  # noqa: F401
 
 __all__ = list(basic.__all__) + list(extra.__all__) + list(extra_ops.__all__) + [
-    "nnet", "opt", "random", "shared_randomstreams", "extra_ops"]
+    "nnet", "opt", "random", "shared_randomstreams", "extra_ops", "xlogx"]
+
+from ..rop import Lop, Rop  # noqa: E402,F401  (forward mode: T.Rop / T.Lop)
+__all__ += ["Rop", "Lop"]
