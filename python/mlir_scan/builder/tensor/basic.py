@@ -41,6 +41,7 @@ from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast, elemwise_inputs,
 from ..ops.misc import SpecifyShape
 from ..ops.shape import (MakeVector, Shape, Shape_i, carries_checks, checked_shape_of, dims_from_shape_arg,
                          symbolic_shape)
+from ..ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor, MaskNonzero
 from ..ops.subtensor import IncSubtensor, Subtensor, make_index_list
 
 __all__ = [
@@ -926,6 +927,8 @@ def _getitem(x: Variable, key) -> Variable:
     if (x.owner is not None and isinstance(x.owner.op, MakeVector) and isinstance(key, (int, np.integer))
             and not isinstance(key, (bool, np.bool_)) and -len(x.owner.inputs) <= key < len(x.owner.inputs)):
         return x.owner.inputs[int(key)]
+    if builtins.any(_is_array_index(k) for k in (key if isinstance(key, tuple) else (key,))):
+        return _advanced_getitem(x, key)
     idx_list, syms, newaxes = make_index_list(x, key)
     # Trailing full slices are implicit (x[:] is a Subtensor with no index).
     while idx_list and idx_list[-1] == ("s", None, None, None):
@@ -939,27 +942,116 @@ def _getitem(x: Variable, key) -> Variable:
     return out
 
 
+def _is_array_index(k) -> bool:
+    """True for the index entries NumPy treats as arrays (integer arrays, lists, boolean masks)."""
+    if isinstance(k, Variable):
+        return k.ndim > 0 or k.dtype == "bool"
+    if isinstance(k, (list, tuple)):
+        return True
+    return isinstance(k, np.ndarray) and (k.ndim > 0 or k.dtype == np.bool_)
+
+
+def _index_array(k) -> Variable:
+    if isinstance(k, Variable):
+        return k
+    arr = np.asarray(k)
+    if arr.dtype == object:
+        raise IndexError(f"cannot index with {k!r}: not an array of integers")
+    if arr.size == 0 and arr.dtype.kind == "f":
+        arr = arr.astype(np.int64)  # NumPy: ``x[[]]`` is an empty integer index
+    if arr.dtype.kind in "iu":
+        arr = arr.astype(np.int64)
+    return constant(arr)
+
+
+def _advanced_getitem(x: Variable, key) -> Variable:
+    """``x[key]`` where `key` holds integer arrays or boolean masks (NumPy's advanced indexing)."""
+    entries = [_index_array(k) if _is_array_index(k) else k for k in (key if isinstance(key, tuple) else (key,))]
+    if builtins.sum(1 for k in entries if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis (...)")
+
+    def consumed(k) -> int:
+        if k is None or k is Ellipsis:
+            return 0
+        return k.ndim if isinstance(k, Variable) and k.dtype == "bool" else 1
+
+    n_real = builtins.sum(consumed(k) for k in entries)
+    if n_real > x.ndim:
+        raise IndexError(f"too many indices for {x} of rank {x.ndim}: {n_real} given")
+    expanded = []
+    for k in entries:
+        expanded.extend([slice(None)] * (x.ndim - n_real) if k is Ellipsis else [k])
+    if builtins.any(k is None for k in expanded):
+        # A new axis is a full slice of an axis of length 1 added first.
+        pattern: list = []
+        d = 0
+        for k in expanded:
+            if k is None:
+                pattern.append("x")
+            else:
+                pattern.extend(range(d, d + consumed(k)))
+                d += consumed(k)
+        x = dimshuffle(x, *(pattern + list(range(d, x.ndim))))
+        expanded = [slice(None) if k is None else k for k in expanded]
+    idx_list: list = []
+    inputs: list[Variable] = []
+    d = 0
+    for k in expanded:
+        if isinstance(k, slice):
+            (entry,), syms, _ = make_index_list(x, (k,))
+            idx_list.append(entry)
+            inputs.extend(syms)
+        elif isinstance(k, Variable) and k.dtype == "bool":
+            for coords in MaskNonzero(d)(k, x) if k.ndim > 1 else [MaskNonzero(d)(k, x)]:
+                idx_list.append(("a",))
+                inputs.append(coords)
+        else:
+            if isinstance(k, (bool, np.bool_)):
+                raise IndexError("boolean scalar indices are not supported")
+            if not isinstance(k, Variable):
+                (entry,), _, _ = make_index_list(x, (k,))  # validates a Python integer
+                k = constant(np.asarray(entry[1], dtype="int64"))
+            idx_list.append(("a",))
+            inputs.append(k)
+        d += consumed(k)
+    while idx_list and idx_list[-1] == ("s", None, None, None):
+        idx_list.pop()
+    return AdvancedSubtensor(tuple(idx_list))(x, *inputs)
+
+
 def _subtensor_parts(x: Variable, what: str):
-    if x.owner is None or not isinstance(x.owner.op, Subtensor):
-        raise TypeError(f"{what}: the first argument must be a subtensor such as x[i] or x[a:b], got {x}")
-    return x.owner.inputs[0], x.owner.op.idx_list, x.owner.inputs[1:]
+    if x.owner is None or not isinstance(x.owner.op, (Subtensor, AdvancedSubtensor)):
+        raise TypeError(f"{what}: the first argument must be a subtensor such as x[i], x[a:b] or x[idx], got {x}")
+    return x.owner.inputs[0], x.owner.op, x.owner.inputs[1:]
 
 
-def set_subtensor(x, y) -> Variable:
+def _inc(x, y, set_instead_of_inc: bool, what: str) -> Variable:
+    base, op, index_inputs = _subtensor_parts(x, what)
+    y, = _operands(y)
+    if isinstance(op, AdvancedSubtensor):
+        return AdvancedIncSubtensor(op.idx_list, set_instead_of_inc)(base, y, *index_inputs)
+    return IncSubtensor(op.idx_list, set_instead_of_inc)(base, y, *index_inputs)
+
+
+def set_subtensor(x, y, inplace: bool = False, tolerate_inplace_aliasing: bool = False) -> Variable:
     """A copy of the tensor indexed by `x` with the indexed part replaced by `y`.
 
-    ``T.set_subtensor(z[i, j], v)`` is ``z`` with ``z[i, j] = v``.
+    ``T.set_subtensor(z[i, j], v)`` is ``z`` with ``z[i, j] = v``; `x` may be
+    any index, integer arrays and masks included (``z[idx]``: with repeated
+    indices the last value wins). `inplace` and `tolerate_inplace_aliasing`
+    are Theano's and change nothing (the compiler decides what runs in place).
     """
-    base, idx_list, syms = _subtensor_parts(x, "set_subtensor")
-    y, = _operands(y)
-    return IncSubtensor(idx_list, True)(base, y, *syms)
+    return _inc(x, y, True, "set_subtensor")
 
 
-def inc_subtensor(x, y) -> Variable:
-    """A copy of the tensor indexed by `x` with `y` added to the indexed part."""
-    base, idx_list, syms = _subtensor_parts(x, "inc_subtensor")
-    y, = _operands(y)
-    return IncSubtensor(idx_list, False)(base, y, *syms)
+def inc_subtensor(x, y, inplace: bool = False, set_instead_of_inc: bool = False,
+                  tolerate_inplace_aliasing: bool = False, ignore_duplicates: bool = False) -> Variable:
+    """A copy of the tensor indexed by `x` with `y` added to the indexed part.
+
+    With integer arrays, repeated indices accumulate (``np.add.at``), as in
+    Theano; `ignore_duplicates` (PyTensor's) gives the same result here.
+    """
+    return _inc(x, y, set_instead_of_inc, "set_subtensor" if set_instead_of_inc else "inc_subtensor")
 
 
 # -- Variable methods and operators ----------------------------------------------------------------
