@@ -736,3 +736,35 @@ def test_docstring_examples(name):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+# -- integer-array indexing ----------------------------------------------------------------------
+
+
+def test_advanced_indexing_ops_translated():
+    """AdvancedSubtensor1/AdvancedSubtensor and their Inc/Set forms compile whole and give PyTensor's values."""
+    x, idx, j = pt.dmatrix("x"), pt.lvector("idx"), pt.lvector("j")
+    outs = [x[idx], x[idx, j], x[1:, idx[:2]], x[x > 0], pt.inc_subtensor(x[idx], 1.5),
+            pt.set_subtensor(x[idx, j], -1.0), pt.inc_subtensor(x[idx], 2.0, ignore_duplicates=True),
+            pt.set_subtensor(x[x < 0], 0.0), pt.grad(pt.sum(pt.exp(x[idx, j])), x)]
+    ours, ref = compile_both([x, idx, j], outs)
+    kinds = {type(n.op).__name__ for n in ours.maker.fgraph.apply_nodes}
+    assert {"AdvancedSubtensor1", "AdvancedSubtensor", "AdvancedIncSubtensor1", "AdvancedIncSubtensor"} <= kinds
+    assert whole(ours)
+    xv = np.random.default_rng(3).standard_normal((5, 4))
+    assert_same(ours, ref, xv, np.array([0, 3, 0, -1]), np.array([1, 1, 2, 0]))
+    with pytest.raises(IndexError):
+        ours(xv, np.array([0, 5, 0, 1]), np.array([1, 1, 2, 0]))
+
+
+def test_advanced_indexing_in_a_scan_and_its_gradient():
+    emb, W = pt.dmatrix("emb"), pt.dmatrix("W")
+    words = pt.lmatrix("words")
+    h, _ = pytensor.scan(lambda w_t, h: pt.tanh(emb[w_t] + h @ W), sequences=words,
+                         outputs_info=pt.zeros((2, 3)))
+    cost = (h[-1] ** 2).sum()
+    ours, ref = compile_both([emb, W, words], [cost, *pt.grad(cost, [emb, W])])
+    assert whole(ours)
+    rng = np.random.default_rng(4)
+    assert_same(ours, ref, rng.standard_normal((6, 3)), rng.standard_normal((3, 3)) * 0.5,
+                np.array([[0, 5], [2, 2], [4, 1]]), rtol=1e-10)

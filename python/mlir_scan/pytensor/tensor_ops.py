@@ -48,7 +48,15 @@ from pytensor.tensor.extra_ops import CumOp, Repeat
 from pytensor.tensor.math import Argmax, Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.special import LogSoftmax, Softmax
-from pytensor.tensor.subtensor import IncSubtensor, Subtensor, indices_from_subtensor
+from pytensor.tensor.subtensor import (
+    AdvancedIncSubtensor,
+    AdvancedIncSubtensor1,
+    AdvancedSubtensor,
+    AdvancedSubtensor1,
+    IncSubtensor,
+    Subtensor,
+    indices_from_subtensor,
+)
 
 from ..builder import tensor as T
 from ..builder.ops.basic import DimShuffle as BDimShuffle
@@ -366,3 +374,61 @@ def _inc_subtensor(tr: Translator, node: Any, ins: list) -> list:
     if node.op.set_instead_of_inc:
         return [T.set_subtensor(view, y)]
     return [T.inc_subtensor(view, y)]
+
+
+
+# -- integer-array ("advanced") indexing ------------------------------------------------------------
+
+
+def _advanced_key(tr: Translator, node: Any, index_inputs: list) -> tuple:
+    """The index tuple of an ``Advanced*Subtensor`` node over builder values.
+
+    PyTensor 3 keeps an ``idx_list`` like ``Subtensor``'s; PyTensor 2.38 passes
+    the entries themselves as inputs (``MakeSlice`` results for slices,
+    ``NoneConst`` for new axes).
+    """
+    if hasattr(node.op, "idx_list"):
+        return _index_key(tr, node, index_inputs)
+    key: list = []
+    for v in index_inputs:
+        if v.owner is not None and type(v.owner.op).__name__ == "MakeSlice":
+            parts = [None if _is_none(p) else tr.int_or_value(p) for p in v.owner.inputs]
+            key.append(slice(*parts))
+        elif isinstance(v, PtConstant) and isinstance(v.data, slice):
+            key.append(slice(*(None if p is None else int(p) for p in (v.data.start, v.data.stop, v.data.step))))
+        elif _is_none(v):
+            key.append(None)
+        else:
+            key.append(tr.int_or_value(v))
+    return tuple(key)
+
+
+def _is_none(v: Any) -> bool:
+    return v is None or (isinstance(v, PtConstant) and v.data is None) or type(v.type).__name__ == "NoneTypeT"
+
+
+@register(AdvancedSubtensor1)
+def _advanced_subtensor1(tr: Translator, node: Any, ins: list) -> list:
+    return [ins[0][ins[1]]]
+
+
+@register(AdvancedSubtensor)
+def _advanced_subtensor(tr: Translator, node: Any, ins: list) -> list:
+    return [ins[0][_advanced_key(tr, node, node.inputs[1:])]]
+
+
+@register(AdvancedIncSubtensor1)
+def _advanced_inc_subtensor1(tr: Translator, node: Any, ins: list) -> list:
+    view = ins[0][ins[2]]
+    return [T.set_subtensor(view, ins[1]) if node.op.set_instead_of_inc else T.inc_subtensor(view, ins[1])]
+
+
+@register(AdvancedIncSubtensor)
+def _advanced_inc_subtensor(tr: Translator, node: Any, ins: list) -> list:
+    view = ins[0][_advanced_key(tr, node, node.inputs[2:])]
+    if node.op.set_instead_of_inc:
+        return [T.set_subtensor(view, ins[1])]
+    if getattr(node.op, "ignore_duplicates", False):
+        # NumPy's ``x[idx] += y``: a repeated index gets one contribution (the last).
+        return [T.set_subtensor(view, view + ins[1])]
+    return [T.inc_subtensor(view, ins[1])]
