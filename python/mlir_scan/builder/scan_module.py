@@ -285,11 +285,15 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                 continue
             init = _outer_value(o["initial"], label)
             taps = _taps(o["taps"], label) if o.get("taps") is not None else [-1]
+            # Theano tests ``taps == [-1]`` for the one-previous-step form:
+            # taps given as the tuple (-1,) make a state with taps (init[0]
+            # is output[-1]), as in Theano and PyTensor.
+            tuple_taps = isinstance(o.get("taps"), tuple)
         else:
-            init, taps = _outer_value(o, label), [-1]
+            init, taps, tuple_taps = _outer_value(o, label), [-1], False
         if any(t >= 0 for t in taps):
             raise ValueError(f"{what}: {label}: output taps must be negative (past steps), got {taps}")
-        if taps == [-1]:
+        if taps == [-1] and not tuple_taps:
             infos.append(("sitsot", init, taps))
         else:
             if init.ndim == 0:
@@ -299,11 +303,18 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                 )
             k = -min(taps)
             rows = init.type.shape[0]
-            if rows is not None and rows != k:
+            if rows is not None and rows < k:
                 raise ValueError(
                     f"{what}: {label}: taps {taps} need an initial state with {k} rows "
                     f"(init[0] is output[{min(taps)}], init[{k - 1}] is output[-1]); got {rows}"
                 )
+            if rows is None or rows > k:
+                # Theano and PyTensor read the first k rows of a longer
+                # initial value (``initial[:k]``): init[0] is output[-k].
+                # Fewer rows than k are an error when the scan runs.
+                first = init[:k]
+                first.name = init.name
+                init = first
             infos.append(("mitsot", init, taps))
 
     nonseqs = [_outer_value(v, f"non_sequences[{i}]") for i, v in enumerate(_as_list(non_sequences))]
@@ -412,6 +423,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         state_t = init.type if kind == "sitsot" else init.type.row()
         fits = (out.ndim == state_t.ndim
                 and all(a is None or c is None or a == c for a, c in zip(state_t.shape, out.type.shape))
+                and not any(a == 1 and c != 1 for a, c in zip(state_t.shape, out.type.shape))
                 and upcast(out.dtype, init.dtype) == init.dtype)
         if one_step and not fits:
             k = -min(taps)
@@ -428,6 +440,22 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                 f"{out.ndim} ({_shape(out.type.shape)}); the initial state must have the shape of one "
                 f"step's output{extra}"
             )
+        # Theano's broadcast-pattern check: a dimension the initial state
+        # fixes to 1 (broadcastable) must be 1 in fn's output too, or the
+        # state would change type from one step to the next (TypeError, when
+        # the scan is built, as PyTensor's inner-graph type check does).
+        for d, (a, c) in enumerate(zip(state_t.shape, out.type.shape)):
+            if a == 1 and c != 1:
+                axis = d + (1 if kind == "mitsot" else 0)
+                raise TypeError(
+                    f"{what}: the broadcast pattern of fn's output #{i} ({_shape(out.type.shape)}, "
+                    f"broadcastable {_bcast(out.type.shape)}) is inconsistent with the one of its initial state "
+                    f"{label} ({_shape(init.type.shape)}, broadcastable {_bcast(state_t.shape)}): dimension {d} is "
+                    f"fixed to 1 (broadcastable) in the initial state but "
+                    f"{'of unknown size' if c is None else f'of size {c}'} in the output. Make them consistent, "
+                    f"e.g. T.unbroadcast(init, {axis}) for the initial state, or T.addbroadcast(output, {d}) "
+                    "for fn's output"
+                )
         for d, (a, c) in enumerate(zip(state_t.shape, out.type.shape)):
             if a is not None and c is not None and a != c:
                 raise ValueError(
@@ -697,6 +725,11 @@ def _update_value(s: SharedVariable, value: Any, what: str) -> Variable:
             )
         v = T.cast(v, s.dtype)
     return v
+
+
+def _bcast(shape: tuple) -> str:
+    """Theano's broadcastable pattern of a static shape: ``(True, False)`` for ``(1, ?)``."""
+    return "(" + ", ".join(str(d == 1) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _shape(shape: tuple) -> str:

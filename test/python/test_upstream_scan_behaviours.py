@@ -1,0 +1,153 @@
+"""Behaviours of Theano 1.0's own scan test suite (theano/scan_module/tests/test_scan.py) and of
+theano.gradient, rewritten for this API: ``clone`` and its input sharing, MITSOT initial values with
+more rows than their taps need, the broadcast-pattern check between a state and its step output, and
+the connection/disconnection rules of ``grad``. Numbers come from NumPy, hand computation or PyTensor
+(installed as the oracle), never from the code under test.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import mlir_scan as theano
+import mlir_scan.tensor as T
+from mlir_scan.gof.graph import inputs as graph_inputs
+
+
+def _pytensor():
+    pytensor = pytest.importorskip("pytensor")
+    return pytensor, pytensor.tensor
+
+
+def _pt_scan(pytensor, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return pytensor.scan(*args, return_updates=False, **kwargs)
+
+
+# -- 2. MITSOT initial values with more rows than the taps need -------------------------------------
+
+
+@pytest.mark.parametrize("taps,rows", [([-3, -1], 5), ([-2], 3), ([-2, -1], 4), ([-4, -2], 6)])
+def test_mitsot_longer_init_uses_its_first_rows_as_pytensor(taps, rows):
+    # Theano's scan.py: expand_empty(init_out['initial'][:mintap], n_steps): the first -min(taps) rows.
+    pytensor, pt = _pytensor()
+    v = np.arange(1.0, rows + 1) * np.array([1.0, -0.5, 2.0, 0.25, 3.0, -1.0])[:rows]
+
+    def step(*prev):
+        return sum((k + 2) * p for k, p in enumerate(prev)) * 0.5 + 1.0
+
+    x0 = T.dvector("x0")
+    out, _ = theano.scan(step, outputs_info=[dict(initial=x0, taps=taps)], n_steps=4)
+    cost = (out ** 2).sum()
+    got = theano.function([x0], [out, T.grad(cost, x0)])(v)
+
+    px0 = pt.dvector("x0")
+    pout = _pt_scan(pytensor, step, outputs_info=[dict(initial=px0, taps=taps)], n_steps=4)
+    pcost = (pout ** 2).sum()
+    want = pytensor.function([px0], [pout, pytensor.grad(pcost, px0)])(v)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    k = -min(taps)
+    assert np.all(got[1][k:] == 0.0)  # the rows scan does not read get no gradient
+
+
+def test_mitsot_longer_init_by_hand_static_and_dynamic():
+    # x[t] = x[t-3] + 10 x[t-1] from init[:3] = (1, 2, 3): 1 + 30, 2 + 310, 3 + 3120.
+    want = [31.0, 312.0, 3123.0]
+    x0 = T.dvector("x0")
+    out, _ = theano.scan(lambda a, b: a + 10 * b, outputs_info=[dict(initial=x0, taps=[-3, -1])], n_steps=3)
+    f = theano.function([x0], out)
+    np.testing.assert_array_equal(f(np.array([1.0, 2, 3, 4, 5])), want)
+    np.testing.assert_array_equal(f(np.array([1.0, 2, 3])), want)
+    with pytest.raises(ValueError, match="init has 2 rows but its taps need 3"):
+        f(np.array([1.0, 2.0]))
+    c = T.constant(np.array([1.0, 2, 3, 4, 5]))
+    out, _ = theano.scan(lambda a, b: a + 10 * b, outputs_info=[dict(initial=c, taps=[-3, -1])], n_steps=3)
+    np.testing.assert_array_equal(theano.function([], out)(), want)
+    short = T.constant(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="3 rows"):
+        theano.scan(lambda a, b: a + 10 * b, outputs_info=[dict(initial=short, taps=[-3, -1])], n_steps=3)
+
+
+def test_seq_tap_bug_jeremiah_shared_init_with_taps():
+    # test_scan.py::test_seq_tap_bug_jeremiah: a shared (4, 1) zero init with taps [-4].
+    inp = np.arange(10).reshape(-1, 1).astype("float64")
+    exp_out = np.zeros((10, 1))
+    exp_out[4:] = inp[:-4]
+    seq = T.dmatrix()
+    init = theano.shared(np.zeros((4, 1)))
+    results, _ = theano.scan(lambda x, x_tm4: (x, x_tm4), sequences=seq,
+                             outputs_info=[dict(initial=init, taps=[-4]), None])
+    np.testing.assert_array_equal(theano.function([seq], results[1])(inp), exp_out)
+
+
+def test_tuple_taps_minus_one_is_a_state_with_taps_as_pytensor():
+    # Theano tests `taps == [-1]`: the tuple (-1,) is a MITSOT whose init[0] is output[-1].
+    pytensor, pt = _pytensor()
+    v = np.array([1.5, 2.0])
+    x0 = T.dvector("x0")
+    out, _ = theano.scan(lambda a: a * 2, outputs_info=[dict(initial=x0, taps=(-1,))], n_steps=3)
+    px0 = pt.dvector("x0")
+    pout = _pt_scan(pytensor, lambda a: a * 2, outputs_info=[dict(initial=px0, taps=(-1,))], n_steps=3)
+    want = pytensor.function([px0], pout)(v)
+    np.testing.assert_array_equal(want, [3.0, 6.0, 12.0])
+    np.testing.assert_array_equal(theano.function([x0], out)(v), want)
+
+
+# -- 3. inconsistent broadcast pattern between a state and its step output ----------------------
+
+
+def test_inconsistent_broadcast_raises_type_error_when_built():
+    # test_scan.py::TestInconsistentBroadcast::test_raise_error, with the error at build time.
+    x = T.tensor3()
+    initial_x = T.constant(np.zeros((1, 10)))
+    with pytest.raises(TypeError, match="broadcast pattern"):
+        theano.scan(fn=lambda x, prev_x: x + prev_x, sequences=x, outputs_info=[dict(initial=initial_x)])
+    # Consistent once the initial state is unbroadcast: the scan builds and differentiates.
+    initial_x = T.unbroadcast(initial_x, 0, 1)
+    y, _ = theano.scan(fn=lambda x, prev_x: x + prev_x, sequences=x, outputs_info=[dict(initial=initial_x)])
+    g = T.grad(y.sum(), x)
+    xv = np.arange(30.0).reshape(3, 1, 10) * 0.1
+    out, gx = theano.function([x], [y, g])(xv)
+    np.testing.assert_allclose(out, np.cumsum(xv, axis=0))
+    # d sum_t sum_{s<=t} x[s] / d x[s] = number of t >= s
+    np.testing.assert_allclose(gx, np.broadcast_to(np.array([3.0, 2.0, 1.0])[:, None, None], xv.shape))
+
+
+def test_inconsistent_broadcast_mitsot_and_consistent_cases():
+    m = T.dmatrix("m")
+    init = T.alloc(0.0, 2, 1)  # rows of shape (1,): broadcastable
+    with pytest.raises(TypeError, match="broadcast pattern"):
+        theano.scan(lambda v, a, b: a + b + v, sequences=[m], outputs_info=[dict(initial=init, taps=[-2, -1])])
+    # The output is (1,) too when the step keeps it so: no error, and the numbers of a Fibonacci.
+    r, _ = theano.scan(lambda a, b: a + b, outputs_info=[dict(initial=T.ones((2, 1)), taps=[-2, -1])], n_steps=5)
+    np.testing.assert_array_equal(theano.function([], r)()[:, 0], [2.0, 3.0, 5.0, 8.0, 13.0])
+    # test_scan.py::test_default_value_broadcasted: a (1, 4) state, a (1, 4) step output.
+    X = T.dmatrix("X")
+    W = theano.shared(np.linspace(-1, 1, 8).reshape(2, 4), "W_x")
+    value, _ = theano.scan(lambda x, h: T.dot(T.reshape(x, (1, 2)), W), sequences=X,
+                           outputs_info=[T.alloc(0.0, 1, 4)])
+    cost = T.mean(value)
+    gW = T.grad(cost, W)
+    xv = np.arange(20.0).reshape(10, 2) / 10
+    c, g = theano.function([X], [cost, gW])(xv)
+    np.testing.assert_allclose(c, np.mean(xv @ W.get_value()))
+    np.testing.assert_allclose(g, np.outer(xv.sum(axis=0), np.ones(4)) / 40)
+
+
+def test_broadcast_rule_matches_pytensor_type_check():
+    # PyTensor raises TypeError when a state's type (1, 10) cannot hold the output's (?, 10) (as Theano,
+    # when the gradient is built; PyTensor also when the function is compiled). Here: when the scan is.
+    pytensor, pt = _pytensor()
+    px = pt.tensor3()
+    pinit = pt.as_tensor_variable(np.zeros((1, 10)))
+    py = _pt_scan(pytensor, lambda x, p: x + p, sequences=px, outputs_info=[pinit])
+    with pytest.raises(TypeError):
+        pytensor.grad(py.sum(), px)
+    with pytest.raises(TypeError):
+        pytensor.function([px], py)
+    x = T.tensor3()
+    with pytest.raises(TypeError):
+        theano.scan(lambda x, p: x + p, sequences=x, outputs_info=[T.constant(np.zeros((1, 10)))])
