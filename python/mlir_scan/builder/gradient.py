@@ -273,3 +273,8 @@ def hessian(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inp
         g = grad(cost, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs)
         out.append(jacobian(g, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs))
     return out[0] if single else out
+
+
+from .rop import Lop, Rop  # noqa: E402  (forward mode: theano.gradient.Rop / Lop)
+
+__all__ += ["Rop", "Lop"]
