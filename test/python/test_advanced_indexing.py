@@ -113,6 +113,7 @@ def test_mask_write_and_count_zero():
     f = theano.function([x], [T.set_subtensor(x[x < 0], 0.0), x[x > 100]])
     v = np.array([1.0, -2.0, 3.0, -4.0])
     clipped, none = f(v)
+    check_three_ways(f, [v])
     np.testing.assert_array_equal(clipped, np.maximum(v, 0))
     assert none.shape == (0,)
 
@@ -367,3 +368,18 @@ def test_random_index_expressions(program, write):
         got = _run(lambda xs, *iv: _apply(key, xs, iv), [x, *arrays])
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def test_nonzero_family():
+    m = T.matrix("m")
+    f = theano.function([m], [*T.nonzero(m), T.nonzero(m, return_matrix=True), T.flatnonzero(m),
+                              T.nonzero_values(m), m.nonzero_values()])
+    v = np.array([[0.0, 1.5, 0.0], [-2.0, 0.0, 3.0]])
+    r, c, mat, flat, vals, vals2 = f(v)
+    np.testing.assert_array_equal(r, np.nonzero(v)[0])
+    np.testing.assert_array_equal(c, np.nonzero(v)[1])
+    np.testing.assert_array_equal(mat, np.array(np.nonzero(v)))
+    np.testing.assert_array_equal(flat, np.flatnonzero(v))
+    np.testing.assert_array_equal(vals, v[v != 0])
+    np.testing.assert_array_equal(vals2, v[v != 0])
+    assert [a.shape for a in f(np.zeros((2, 3)))[:2]] == [(0,), (0,)]

@@ -72,7 +72,7 @@ __all__ = [
     # structure
     "dot", "outer", "transpose", "dimshuffle", "shape", "reshape", "flatten", "concatenate", "join", "stack",
     "sum", "mean", "max", "min", "prod", "all", "any",
-    "set_subtensor", "inc_subtensor",
+    "set_subtensor", "inc_subtensor", "nonzero", "flatnonzero", "nonzero_values",
 ]
 
 TensorVariable = Variable
@@ -1019,6 +1019,37 @@ def _advanced_getitem(x: Variable, key) -> Variable:
     return AdvancedSubtensor(tuple(idx_list))(x, *inputs)
 
 
+def nonzero(a, return_matrix: bool = False):
+    """The indices of the non-zero elements of `a`, one int64 vector per axis (NumPy's ``nonzero``).
+
+    With `return_matrix`, one ``(a.ndim, count)`` matrix instead (Theano's option).
+
+    >>> from mlir_scan import tensor as T
+    >>> [v.type for v in T.nonzero(T.matrix("m"))]
+    [TensorType(int64, (None,)), TensorType(int64, (None,))]
+    """
+    a = as_tensor_variable(a)
+    if a.ndim == 0:
+        raise ValueError("nonzero: the input must have at least one dimension")
+    mask = a if a.dtype == "bool" else neq(a, 0)
+    coords = MaskNonzero()(mask)
+    coords = [coords] if a.ndim == 1 else list(coords)
+    return stack(coords) if return_matrix else tuple(coords)
+
+
+def flatnonzero(a) -> Variable:
+    """The indices of the non-zero elements of ``a.flatten()``."""
+    a = as_tensor_variable(a)
+    return nonzero(flatten(a) if a.ndim != 1 else a)[0]
+
+
+def nonzero_values(a) -> Variable:
+    """The non-zero elements of `a`, flattened (``a.flatten()[flatnonzero(a)]``)."""
+    a = as_tensor_variable(a)
+    flat = flatten(a) if a.ndim != 1 else a
+    return flat[flatnonzero(flat)]
+
+
 def _subtensor_parts(x: Variable, what: str):
     if x.owner is None or not isinstance(x.owner.op, (Subtensor, AdvancedSubtensor)):
         raise TypeError(f"{what}: the first argument must be a subtensor such as x[i], x[a:b] or x[idx], got {x}")
@@ -1077,7 +1108,8 @@ _METHODS = {
     "transpose": lambda self, *axes: transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (list, tuple)) else (axes or None)),
     "clip": clip, "exp": exp, "log": log, "sqrt": sqrt, "tanh": tanh, "copy": lambda self: self,
     "round": lambda self, mode=None: round(self, mode), "__round__": lambda self, ndigits=None: round(self),
-    "nonzero_values": None,
+    "nonzero": lambda self, return_matrix=False: nonzero(self, return_matrix),
+    "nonzero_values": nonzero_values,
 }
 _METHODS = {k: v for k, v in _METHODS.items() if v is not None}
 
