@@ -151,3 +151,86 @@ def test_broadcast_rule_matches_pytensor_type_check():
     x = T.tensor3()
     with pytest.raises(TypeError):
         theano.scan(lambda x, p: x + p, sequences=x, outputs_info=[T.constant(np.zeros((1, 10)))])
+
+
+# -- 1. clone: share_inputs / copy_inputs -------------------------------------------------------------
+
+
+def _cloning_graph(y_dtype="float64"):
+    x = T.vector("x", dtype="float64")
+    y = T.vector("y", dtype=y_dtype)
+    z = theano.shared(np.float64(0.25))
+    return x, y, z, z * (x + y) ** 2 + 5
+
+
+@pytest.mark.parametrize("replace,strict,share,y_dtype,y2_dtype", [
+    (False, True, True, "float64", "float64"),   # test_cloning_no_replace_strict_copy_inputs
+    (False, True, False, "float64", "float64"),  # test_cloning_no_replace_strict_not_copy_inputs
+    (True, True, True, "float64", "float64"),    # test_cloning_replace_strict_copy_inputs
+    (True, False, True, "float32", "float64"),   # test_cloning_replace_not_strict_copy_inputs
+    (True, True, False, "float64", "float64"),   # test_cloning_replace_strict_not_copy_inputs
+    (True, False, False, "float32", "float64"),  # test_cloning_replace_not_strict_not_copy_inputs
+])
+def test_cloning_as_test_scan(replace, strict, share, y_dtype, y2_dtype):
+    # Theano's six test_cloning_* tests (which inputs the clone has), plus the values it computes.
+    x, y, z, f1 = _cloning_graph(y_dtype)
+    y2 = T.vector("y2", dtype=y2_dtype)
+    f2 = theano.clone(f1, replace=[(y, y2)] if replace else None, strict=strict, share_inputs=share)
+    roots = graph_inputs([f2])
+    assert (z in roots) == share
+    assert (x in roots) == share
+    if replace:
+        assert (y2 in roots) == share and y not in roots
+    else:
+        assert (y in roots) == share
+    # Whatever the copies, the cloned graph computes z (x + y)^2 + 5 with z's current value.
+    named = {v.name: v for v in roots if v.name in ("x", "y", "y2")}
+    order = [named["x"], named["y2" if replace else "y"]]
+    xv, yv = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    want = 0.25 * (xv + yv) ** 2 + 5
+    np.testing.assert_allclose(theano.function(order, f2)(xv, yv.astype(order[1].dtype)), want)
+
+
+def test_clone_copy_inputs_is_the_deprecated_share_inputs():
+    # scan_utils.clone: copy_inputs warns and is used as share_inputs.
+    x, y, z, f1 = _cloning_graph()
+    with pytest.warns(UserWarning, match="copy_inputs"):
+        kept = theano.clone(f1, copy_inputs=True)
+    with pytest.warns(UserWarning, match="copy_inputs"):
+        copied = theano.clone(f1, copy_inputs=False)
+    assert {x, y, z} <= set(graph_inputs([kept]))
+    assert not {x, y, z} & set(graph_inputs([copied]))
+
+
+def test_cloned_shared_variables_keep_the_same_storage():
+    # "cloned shared variables still use the same underlying storage, so they will always have the same value"
+    x, y, z, f1 = _cloning_graph()
+    f2 = theano.clone(f1, share_inputs=False)
+    roots = graph_inputs([f2])
+    (zc,) = [v for v in roots if isinstance(v, type(z))]
+    xc, yc = [v for v in roots if v.name == "x"][0], [v for v in roots if v.name == "y"][0]
+    assert zc is not z and float(zc.get_value()) == 0.25
+    z.set_value(np.float64(2.0))
+    assert float(zc.get_value()) == 2.0
+    f = theano.function([xc, yc], f2, updates=[(zc, zc * 3)])
+    np.testing.assert_allclose(f(np.ones(2), np.ones(2)), [13.0, 13.0])
+    assert float(z.get_value()) == 6.0  # the update of the copy is the update of the original
+    np.testing.assert_allclose(theano.function([x, y], f1)(np.ones(2), np.ones(2)), [29.0, 29.0])
+
+
+def test_clone_inputs_as_pytensor_rebuild():
+    # PyTensor's clone_replace(copy_inputs_over=False) copies every input, shared variables included.
+    pytensor, pt = _pytensor()
+    from pytensor.graph.traversal import graph_inputs as pt_inputs
+    from pytensor.graph.replace import clone_replace
+
+    px, py = pt.dvector("x"), pt.dvector("y")
+    pz = pytensor.shared(np.float64(0.25))
+    pf = pz * (px + py) ** 2 + 5
+    p_roots = set(pt_inputs([clone_replace(pf, copy_inputs_over=False)]))
+    p_kept = set(pt_inputs([clone_replace(pf, copy_inputs_over=True)]))
+    x, y, z, f1 = _cloning_graph()
+    roots = set(graph_inputs([theano.clone(f1, share_inputs=False)]))
+    kept = set(graph_inputs([theano.clone(f1, share_inputs=True)]))
+    assert [v in p_roots for v in (px, py, pz)] == [v in roots for v in (x, y, z)] == [False] * 3
+    assert [v in p_kept for v in (px, py, pz)] == [v in kept for v in (x, y, z)] == [True] * 3

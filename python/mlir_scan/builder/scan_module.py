@@ -876,15 +876,48 @@ def scan_checkpoints(fn: Callable, sequences: Any = None, outputs_info: Any = No
 # -- clone ------------------------------------------------------------------------------------------
 
 
+_DEPRECATED = object()
+
+
+class _SharedCopy(SharedVariable):
+    """A copy of a shared variable made by ``clone(..., share_inputs=False)``.
+
+    A new variable of the same type and name that reads and writes the
+    original's storage (Theano: "cloned shared variables still use the same
+    underlying storage, so they will always have the same value").
+    """
+
+    def __init__(self, original: SharedVariable):
+        Variable.__init__(self, original.type, name=original.name)
+        self._origin = original._origin if isinstance(original, _SharedCopy) else original
+        self._allow_downcast = original._allow_downcast
+        self.default_update = None
+
+    @property
+    def _value(self) -> np.ndarray:  # type: ignore[override]
+        return self._origin._value
+
+    @_value.setter
+    def _value(self, value: np.ndarray) -> None:
+        self._origin._value = value
+
+    def clone(self) -> "SharedVariable":
+        return _SharedCopy(self)
+
+
 def clone(output: Any, replace: Any = None, strict: bool = True, share_inputs: bool = True,
-          copy_inputs: Any = None) -> Any:
+          copy_inputs: Any = _DEPRECATED) -> Any:
     """Theano's ``theano.clone``: `output` (a variable or a list) with `replace` applied.
 
     `replace` maps variables of the graph (inputs or intermediate ones) to
     their replacements (a dict or a list of pairs; values may be Python
     numbers). Nodes that depend on none of them are shared. ``strict=False``
-    lets a replacement have another dtype (the graph is re-typed);
-    ``share_inputs=False`` also gives the graph's other inputs fresh copies.
+    lets a replacement have another dtype (the graph is re-typed).
+    ``share_inputs=False`` gives every input of the result a fresh copy, as
+    Theano does: the graph's inputs, the inputs of the replacements and its
+    shared variables, whose copies keep using the original's storage (they
+    always have the same value; constants are shared). `copy_inputs` is
+    Theano's deprecated name of `share_inputs` (with a warning).
 
     >>> from mlir_scan import tensor as T
     >>> x, y = T.scalar("x"), T.scalar("y")
@@ -892,19 +925,46 @@ def clone(output: Any, replace: Any = None, strict: bool = True, share_inputs: b
     >>> z.owner.inputs[0] is y
     True
     """
+    if copy_inputs is not _DEPRECATED:
+        import warnings
+
+        warnings.warn("In `clone()` function, the argument `copy_inputs` has been deprecated and renamed into "
+                      "`share_inputs`", stacklevel=2)
+        share_inputs = bool(copy_inputs)
     single = isinstance(output, Variable)
     outs = [output] if single else list(output)
-    pairs = list(replace.items()) if isinstance(replace, dict) else list(replace or [])
+    if isinstance(replace, dict):
+        pairs = list(replace.items())
+    elif isinstance(replace, (list, tuple)):
+        pairs = list(replace)
+    elif replace is None:
+        pairs = []
+    else:
+        raise ValueError(f"clone: replace must be a dict, a list or tuple of pairs, or None; got {replace!r}")
     mapping: dict[Variable, Variable] = {}
     for key, value in pairs:
         if not isinstance(key, Variable):
             raise TypeError(f"clone: replace keys must be symbolic variables, got {key!r}")
         mapping[key] = T.as_tensor_variable(value)
     if not share_inputs:
+        # Fresh copies of every root: first of the replacements' roots (the
+        # replacements are rebuilt on them), then of the graph's other roots.
+        fresh: dict[Variable, Variable] = {}
+
+        def copy_of(v: Variable) -> Variable:
+            if v not in fresh:
+                fresh[v] = _SharedCopy(v) if isinstance(v, SharedVariable) else Variable(v.type, name=v.name)
+            return fresh[v]
+
+        values = list(mapping.values())
+        roots = [r for r in graph_inputs(values) if r.owner is None and not isinstance(r, Constant)]
+        if roots:
+            new_values = clone_replace(values, {r: copy_of(r) for r in roots})
+            mapping = dict(zip(mapping, new_values))
         blocked = {k.id for k in mapping}
         for v in graph_inputs(outs, blocked):
-            if v.id not in blocked and v.owner is None and not isinstance(v, (Constant, SharedVariable)):
-                mapping[v] = Variable(v.type, name=v.name)
+            if v.id not in blocked and v.owner is None and not isinstance(v, Constant):
+                mapping[v] = copy_of(v)
     result = clone_replace(outs, mapping, strict=strict) if mapping else outs
     return result[0] if single else list(result)
 
