@@ -99,6 +99,26 @@ def test_structure_ops():
     check_rop(build, [M, v, A], [0, 1, 2], rtol=1e-4)
 
 
+def test_internal_and_indexing_ops():
+    """Ops the gradient builds (AddDotT, CollapseLeading, RowsReversed, Copy), checks and re-typings,
+    integer-array indexing (reads, inc/set with repeated indices)."""
+    from mlir_scan.builder.ops.basic import AddDotT, CollapseLeading, Copy
+    from mlir_scan.builder.ops.subtensor import RowsReversed
+    C = RNG.normal(size=(3, 4))
+    A = RNG.normal(size=(5, 3))
+    B = RNG.normal(size=(5, 4))
+    X3 = RNG.normal(size=(2, 3, 4))
+    idx = np.array([2, 0, 2, 1])
+
+    def build(C, A, B, X3):
+        i = T.constant(idx)
+        return [AddDotT()(C, A, B), CollapseLeading()(X3) * 2, RowsReversed()(A) ** 2,
+                Copy()(C) * C, T.opt.assert_op(C * 3, T.gt(C.shape[0], 0)), T.unbroadcast(C.dimshuffle("x", 0, 1), 0),
+                T.sqr(A[i]), A[i, 1:], T.inc_subtensor(A[i], A[i] * 2), T.set_subtensor(A[i[:2], 0], B[:2, 1]),
+                T.argmax(C, axis=0) * C.sum(axis=0)]
+    check_rop(build, [C, A, B, X3], [0, 1, 2, 3])
+
+
 def test_ifelse_and_gradient_only_ops():
     from mlir_scan.ifelse import ifelse
     x = RNG.normal(size=3)
@@ -261,6 +281,20 @@ def test_scan_free_variables_and_shared():
     np.testing.assert_allclose(got.ravel(), want, rtol=1e-9, atol=1e-12)
 
 
+def test_scan_with_random_stream():
+    """A step drawing random numbers (its generator state is a state of the scan, as in Theano's test_rop2):
+    the tangent scan draws the same numbers."""
+    srng = T.shared_randomstreams.RandomStreams(7)
+    xs, W, V = T.dmatrix("xs"), T.dmatrix("W"), T.dmatrix("V")
+    hs, _ = theano.scan(lambda x, h, W: T.tanh(T.dot(h, W) + x + srng.normal(size=(3,)) * 0.5),
+                        sequences=xs, outputs_info=T.zeros((3,)), non_sequences=W)
+    f = theano.function([xs, W, V], [T.Rop(hs, W, V), hs], no_default_updates=True)
+    x, w, v = RNG.normal(size=(4, 3)), RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=(3, 3))
+    got = f(x, w, v)[0]
+    want = (f(x, w + EPS * v, v)[1] - f(x, w - EPS * v, v)[1]) / (2 * EPS)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
 def test_scan_until():
     x0 = np.float64(0.3)
     a = np.float64(1.3)
@@ -390,3 +424,28 @@ def test_gauss_newton_rnn():
     ref = pytensor.function([pxs] + pvs, pGv)(x, *dirs)
     for g, r in zip(got, ref):
         np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+
+
+def test_grad_of_a_tangent_scan():
+    """Reverse over forward: the gradient of a cost of the Rop (through the tangent scan), against
+    central differences of the compiled cost."""
+    xs, W, V = T.dmatrix("xs"), T.dmatrix("W"), T.dmatrix("V")
+    hs, _ = theano.scan(lambda x, h, W: T.tanh(T.dot(h, W) + x), sequences=xs, outputs_info=T.zeros((3,)),
+                        non_sequences=W)
+    cost = (T.Rop(hs, W, V) ** 2).sum()
+    f = theano.function([xs, W, V], [cost] + T.grad(cost, [W, V]))
+    x, w, v = RNG.normal(size=(4, 3)), RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=(3, 3))
+    _, gw, gv = f(x, w, v)
+    d = RNG.normal(size=(3, 3))
+    fd_w = (f(x, w + EPS * d, v)[0] - f(x, w - EPS * d, v)[0]) / (2 * EPS)
+    fd_v = (f(x, w, v + EPS * d)[0] - f(x, w, v - EPS * d)[0]) / (2 * EPS)
+    np.testing.assert_allclose((gw * d).sum(), fd_w, rtol=1e-6)
+    np.testing.assert_allclose((gv * d).sum(), fd_v, rtol=1e-6)
+
+
+def test_docstring_examples():
+    """The module's Gauss-Newton example and the examples of Rop and Lop (checked against NumPy there)."""
+    import doctest
+    import mlir_scan.builder.rop as rop
+    result = doctest.testmod(rop, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 10 and result.failed == 0

@@ -18,7 +18,7 @@ The rules:
 * ``dot``: ``dot(vx, y) + dot(x, vy)``; ``max``/``min``/``prod`` reductions:
   the sum of the tangent times the local derivative;
 * ops linear in their data inputs (``sum``, ``dimshuffle``, ``reshape``,
-  ``join``, indexing, ``set/inc_subtensor``, ``alloc``, ``ifelse``,
+  ``join``, basic and integer-array indexing, ``set/inc_subtensor``, ``alloc``, ``ifelse``,
   ``cumsum``, ``diag``, ``specify_shape``...): the op itself applied to the
   tangents (zeros for inputs without one; sizes and indices unchanged);
 * **scan**: a scan that carries the tangents beside the states: the same
@@ -240,6 +240,13 @@ register_R_op(DimShuffle, CollapseLeading, Reshape, Copy, Alloc, Subtensor, Take
 register_R_op(Join, MakeVector)(_all)
 register_R_op(IncSubtensor)(_linear(lambda node: (0, 1)))
 register_R_op(IfElse)(_linear(lambda node: range(1, len(node.inputs))))
+try:  # integer-array indexing: linear in the data, like basic indexing
+    from .ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
+except ImportError:  # pragma: no cover
+    pass
+else:
+    register_R_op(AdvancedSubtensor)(_first)
+    register_R_op(AdvancedIncSubtensor)(_linear(lambda node: (0, 1)))
 
 
 @register_R_op(GradClip, GradScale)
