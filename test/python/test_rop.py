@@ -449,3 +449,33 @@ def test_docstring_examples():
     import mlir_scan.builder.rop as rop
     result = doctest.testmod(rop, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 10 and result.failed == 0
+
+
+def test_scan_states_without_given_tangents_and_integer_states():
+    """Only a non-sequence has a tangent: MITSOT/SITSOT/NITSOT get theirs from the step (zeros
+    before the first step); integer states and outputs carry none."""
+    seq = RNG.normal(size=(6, 2))
+    m0 = RNG.normal(size=(3, 2)) * 0.5
+    w = np.float64(0.8)
+
+    def build(seq, m0, w):
+        def step(u, m_m3, m_m1, k, w):
+            m = T.tanh(m_m1 * w + m_m3 * 0.3 + u)
+            return m, k + 1, m.sum() * T.cast(k, "float64"), k * 2
+        (ms, ks, ys, k2), _ = theano.scan(step, sequences=seq,
+                                          outputs_info=[dict(initial=m0, taps=[-3, -1]),
+                                                        T.constant(np.int64(0)), None, None],
+                                          non_sequences=w)
+        return [ms, ys]
+    rops = check_rop(build, [seq, m0, w], [2])
+    ops = [o for r in rops for o in scans_of(r) if o.n_mitsot == 2]
+    assert ops and all(o.n_sitsot == 1 for o in ops)  # the integer counter has no tangent state
+
+
+def test_docs_example_runs():
+    """The Gauss-Newton example of docs/rop.md runs as written."""
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "rop.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(code.replace("print(", "(lambda *a: a)("), "docs/rop.md", "exec"), {})
