@@ -134,7 +134,7 @@ def test_ifelse_and_gradient_only_ops():
     f = theano.function([xv, vv], z, on_unused_input="ignore")
     np.testing.assert_array_equal(f(np.ones(3), np.ones(3)), np.zeros(3))
     with pytest.raises(DisconnectedInputError):
-        T.Rop(theano.gradient.disconnected_grad(xv) * 2, xv, vv)
+        T.Rop(theano.gradient.disconnected_grad(xv), xv, vv)
 
 
 def test_fallback_double_lop():
@@ -194,24 +194,29 @@ def test_api_forms_and_errors():
         T.Rop(f, x, T.dmatrix())
     with pytest.raises(ValueError):
         T.Rop(f, [x, y], [v])
+    # Theano's rule: a variable outside wrt is disconnected; an output computed
+    # without wrt has a zero tangent (the other inputs' tangents are zeros).
     with pytest.raises(DisconnectedInputError):
-        T.Rop(y * 2, x, v)
+        T.Rop(y, x, v)
     with pytest.raises(ValueError):
         T.Rop(f, x, v, disconnected_outputs="bogus")
-    assert T.Rop([f, y * 2], x, v, disconnected_outputs="ignore", return_disconnected="None")[1] is None
+    assert T.Rop([f, y], x, v, disconnected_outputs="ignore", return_disconnected="None")[1] is None
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        zero = T.Rop(y * 2, x, v, disconnected_outputs="warn")
+        zero = T.Rop(y, x, v, disconnected_outputs="warn")
     assert w
+    unrelated = T.Rop(y * 2, x, v)
     # Casts: the tangent has the output's dtype.
     c32 = T.Rop(T.cast(x, "float32") * 3, x, v)
     assert c32.dtype == "float32"
-    # Integer paths carry no tangent: the output is disconnected.
-    with pytest.raises(DisconnectedInputError):
-        T.Rop(T.cast(x, "int64") * 2, x, v)
+    # Integer paths carry no tangent: zeros.
+    int_path = T.Rop(T.cast(x, "int64") * 2 + y, x, v)
     # A NumPy eval point, the output itself in wrt, the zeros of a disconnected output.
-    g = theano.function([x, y], [T.Rop(T.sqr(x), x, np.ones(3)), T.Rop(x, x, y), zero, T.Rop(T.cast(x, "float32") * 3, x, y)])
-    a, b, c, d = g(np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0]))
+    g = theano.function([x, y], [T.Rop(T.sqr(x), x, np.ones(3)), T.Rop(x, x, y), zero,
+                                 T.Rop(T.cast(x, "float32") * 3, x, y), unrelated, int_path])
+    a, b, c, d, e, i = g(np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0]))
+    np.testing.assert_array_equal(e, np.zeros(3))
+    np.testing.assert_array_equal(i, np.zeros(3))
     np.testing.assert_array_equal(d, np.float32([12.0, 15.0, 18.0]))
     np.testing.assert_array_equal(a, [2.0, 4.0, 6.0])
     np.testing.assert_array_equal(b, [4.0, 5.0, 6.0])
