@@ -206,6 +206,10 @@ def test_api_forms_and_errors():
         zero = T.Rop(y, x, v, disconnected_outputs="warn")
     assert w
     unrelated = T.Rop(y * 2, x, v)
+    # Non-differentiable (integer) outputs raise, as in Theano's test_rop (a ValueError).
+    for nondiff in (x.shape[0], T.argmax(x), T.cast(x, "int32") * 2):
+        with pytest.raises(ValueError):
+            T.Rop(nondiff, x, v)
     # Casts: the tangent has the output's dtype.
     c32 = T.Rop(T.cast(x, "float32") * 3, x, v)
     assert c32.dtype == "float32"
@@ -484,3 +488,23 @@ def test_docs_example_runs():
     text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "rop.md").read_text()
     code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     exec(compile(code.replace("print(", "(lambda *a: a)("), "docs/rop.md", "exec"), {})
+
+
+def test_theano_rop_cases():
+    """Theano's test_multiple_outputs (outputs that are wrt variables, broadcasting) and
+    test_Rop_dot_bug_18Oct2013_Jeremiah (a gradient that does not depend on wrt: zeros)."""
+    m, v, m_, v_ = T.dmatrix("m"), T.dvector("v"), T.dmatrix("m_"), T.dvector("v_")
+    r1 = T.Rop([m, v, m + v], [m, v], [m_, v_])
+    r2 = T.Rop((m, v, m + v), [m, v], [m_, v_])
+    assert isinstance(r1, list) and isinstance(r2, tuple) and len(r1) == len(r2) == 3
+    f = theano.function([m, v, m_, v_], list(r1) + list(r2), on_unused_input="ignore")
+    mv, vv, m_v, v_v = (RNG.uniform(size=s) for s in ((3, 7), (7,), (3, 7), (7,)))
+    out = f(mv, vv, m_v, v_v)
+    for got, want in zip(out, [m_v, v_v, m_v + v_v] * 2):
+        np.testing.assert_array_equal(got, want)
+
+    x = T.arange(20.0).reshape([1, 20])
+    s = theano.shared(np.ones([20]))
+    d = T.dot(x, s).sum()
+    r = T.Rop(T.grad(d, s), s, s)
+    np.testing.assert_array_equal(theano.function([], r)(), np.zeros(20))

@@ -562,10 +562,10 @@ def Rop(f: Any, wrt: Any, eval_points: Any, disconnected_outputs: str = "raise",
     variable. It is computed forward through the graph (see the module
     docstring): the Rop of a scan is a scan carrying the tangents beside the
     states. As in Theano, the other variables of the graph have zero
-    tangents: an output computed without `wrt` (or only through integers)
-    has a zero tangent; an output that is not computed at all (a variable
-    outside `wrt`), or whose last op stops tangents (``disconnected_grad``),
-    raises ``DisconnectedInputError`` (``disconnected_outputs="raise"``;
+    tangents: a float output computed without `wrt` (or only through
+    integers) has a zero tangent; an integer output (``x.shape[0]``,
+    ``argmax``), an output that is not computed at all (a variable outside
+    `wrt`) or one whose last op stops tangents (``disconnected_grad``) raises ``DisconnectedInputError`` (``disconnected_outputs="raise"``;
     ``"warn"`` warns, ``"ignore"`` does not), and is then zeros
     (``return_disconnected="zero"``) or None (``"None"``).
 
@@ -608,9 +608,10 @@ def Rop(f: Any, wrt: Any, eval_points: Any, disconnected_outputs: str = "raise",
     result = []
     for i, out in enumerate(f_list):
         t = tangents.get(out.id)
-        if t is None and out.owner is not None and not isinstance(out.owner.op, DisconnectedGrad):
+        if (t is None and out.owner is not None and is_float(out.dtype)
+                and not isinstance(out.owner.op, DisconnectedGrad)):
             # Theano: the other inputs of the graph have zero tangents, so a computed
-            # output that no tangent reaches has a zero one (PyTensor 3 raises).
+            # float output that no tangent reaches has a zero one (PyTensor 3 raises).
             t = zeros_like(out)
         if t is None:
             msg = (f"Rop: output {i} of f ({out}) does not depend on any variable in wrt (it is not part of "
