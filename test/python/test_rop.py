@@ -206,6 +206,10 @@ def test_api_forms_and_errors():
         zero = T.Rop(y, x, v, disconnected_outputs="warn")
     assert w
     unrelated = T.Rop(y * 2, x, v)
+    # An op with neither a rule nor a gradient (a random draw's parameters) raises.
+    from mlir_scan.builder.graph import NullTypeGradError
+    with pytest.raises(NullTypeGradError, match="Rop"):
+        T.Rop(T.shared_randomstreams.RandomStreams(1).normal(size=(3,), avg=x[0]), x, v)
     # Non-differentiable (integer) outputs raise, as in Theano's test_rop (a ValueError).
     for nondiff in (x.shape[0], T.argmax(x), T.cast(x, "int32") * 2):
         with pytest.raises(ValueError):

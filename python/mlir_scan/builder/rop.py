@@ -70,7 +70,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .graph import Apply, Constant, Variable, clone_replace, is_float, toposort
+from .graph import Apply, Constant, NullTypeGradError, Variable, clone_replace, is_float, toposort
 from .ops.autodiff import (
     SpecifyShape as _GradSpecifyShape,
     add_all,
@@ -186,10 +186,14 @@ def _via_lop(node: Apply, tangents: list) -> list:
     op = node.op
     us = [Variable(o.type, name="u") if is_float(o.dtype) else None for o in node.outputs]
     needed = [t is not None and is_float(x.dtype) for x, t in zip(node.inputs, tangents)]
-    if getattr(op, "L_op_wants_needed", False):
-        igrads = op.L_op(node, us, needed=needed)
-    else:
-        igrads = op.L_op(node, us)
+    try:
+        if getattr(op, "L_op_wants_needed", False):
+            igrads = op.L_op(node, us, needed=needed)
+        else:
+            igrads = op.L_op(node, us)
+    except NullTypeGradError as exc:
+        raise NullTypeGradError(f"Rop: {op} has no derivative (no R_op rule and no gradient), and a tangent "
+                                f"reaches it (node {node}): {exc}") from exc
     terms = []
     for x, t, g, need in zip(node.inputs, tangents, igrads, needed):
         if need and g is not None:
