@@ -883,5 +883,244 @@ def w8_batched_dot_grad(dtype, quick: bool, steps: int = 99, batch: int = 16, in
     return w
 
 
+# ---------------------------------------------------------------------------
+# W9: one training step of the LSTM tutorial (DeepLearningTutorials' lstm.py):
+# embedding lookup, masked LSTM scan, mean pooling, softmax, the
+# p[arange(n), y] cost, and adadelta's two functions (f_grad_shared, f_update).
+# ---------------------------------------------------------------------------
+
+def _lstm_params(rng, n_words: int, dim: int, classes: int, dtype) -> dict[str, np.ndarray]:
+    def ortho():
+        u, _, _ = np.linalg.svd(rng.standard_normal((dim, dim)))
+        return u
+
+    return {
+        "Wemb": (0.01 * rng.random((n_words, dim))).astype(dtype),
+        "lstm_W": np.concatenate([ortho() for _ in range(4)], axis=1).astype(dtype),
+        "lstm_U": np.concatenate([ortho() for _ in range(4)], axis=1).astype(dtype),
+        "lstm_b": np.zeros(4 * dim, dtype),
+        "U": (0.01 * rng.standard_normal((dim, classes))).astype(dtype),
+        "b": np.zeros(classes, dtype),
+    }
+
+
+def _lstm_tutorial_step(theano, T, sigmoid, softmax, params: dict, dtype):
+    """The tutorial's build_model + adadelta, written as lstm.py writes them,
+    for any Theano-like module (mlir_scan, pytensor); returns step(x, mask, y)."""
+    floatX = np.dtype(dtype).name
+    tparams = {k: theano.shared(v.copy(), name=k) for k, v in params.items()}
+    dim = params["lstm_U"].shape[0]
+    x = T.matrix("x", dtype="int64")
+    mask = T.matrix("mask", dtype=floatX)
+    y = T.vector("y", dtype="int64")
+    n_timesteps, n_samples = x.shape[0], x.shape[1]
+    emb = tparams["Wemb"][x.flatten()].reshape([n_timesteps, n_samples, dim])
+
+    def _slice(_x, n):
+        return _x[:, n * dim:(n + 1) * dim]
+
+    def _step(m_, x_, h_, c_):
+        preact = T.dot(h_, tparams["lstm_U"])
+        preact += x_
+        i = sigmoid(_slice(preact, 0))
+        f = sigmoid(_slice(preact, 1))
+        o = sigmoid(_slice(preact, 2))
+        c = T.tanh(_slice(preact, 3))
+        c = f * c_ + i * c
+        c = m_[:, None] * c + (1. - m_)[:, None] * c_
+        h = o * T.tanh(c)
+        h = m_[:, None] * h + (1. - m_)[:, None] * h_
+        return h, c
+
+    state_below = T.dot(emb, tparams["lstm_W"]) + tparams["lstm_b"]
+    zero = np.asarray(0., dtype=floatX)
+    rval, _ = theano.scan(_step, sequences=[mask, state_below],
+                          outputs_info=[T.alloc(zero, n_samples, dim), T.alloc(zero, n_samples, dim)],
+                          n_steps=n_timesteps)
+    proj = (rval[0] * mask[:, :, None]).sum(axis=0)
+    proj = proj / mask.sum(axis=0)[:, None]
+    pred = softmax(T.dot(proj, tparams["U"]) + tparams["b"])
+    cost = -T.log(pred[T.arange(n_samples), y] + 1e-8).mean()
+    grads = T.grad(cost, wrt=list(tparams.values()))
+
+    zipped_grads = [theano.shared(p.get_value() * zero, name=f"{k}_grad") for k, p in tparams.items()]
+    running_up2 = [theano.shared(p.get_value() * zero, name=f"{k}_rup2") for k, p in tparams.items()]
+    running_grads2 = [theano.shared(p.get_value() * zero, name=f"{k}_rgrad2") for k, p in tparams.items()]
+    zgup = [(zg, g) for zg, g in zip(zipped_grads, grads)]
+    rg2up = [(rg2, 0.95 * rg2 + 0.05 * (g ** 2)) for rg2, g in zip(running_grads2, grads)]
+    f_grad_shared = theano.function([x, mask, y], cost, updates=zgup + rg2up)
+    updir = [-T.sqrt(ru2 + 1e-6) / T.sqrt(rg2 + 1e-6) * zg
+             for zg, ru2, rg2 in zip(zipped_grads, running_up2, running_grads2)]
+    ru2up = [(ru2, 0.95 * ru2 + 0.05 * (ud ** 2)) for ru2, ud in zip(running_up2, updir)]
+    param_up = [(p, p + ud) for p, ud in zip(tparams.values(), updir)]
+    lr = T.scalar("lr", dtype=floatX)
+    f_update = theano.function([lr], [], updates=ru2up + param_up, on_unused_input="ignore")
+
+    def step(xv, maskv, yv):
+        cost_value = f_grad_shared(xv, maskv, yv)
+        f_update(np.asarray(0.0001, floatX))
+        return np.concatenate([np.ravel(cost_value)] + [p.get_value(borrow=True).ravel() for p in tparams.values()])
+
+    return step
+
+
+def _lstm_numpy_step(params: dict, x, mask, y, state: dict) -> np.ndarray:
+    """The same step by hand: forward, backpropagation through time, adadelta."""
+    P = params
+    dim = P["lstm_U"].shape[0]
+    T_, N = x.shape
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    emb = P["Wemb"][x.ravel()].reshape(T_, N, dim)
+    sb = emb @ P["lstm_W"] + P["lstm_b"]
+    h, c = np.zeros((N, dim), sb.dtype), np.zeros((N, dim), sb.dtype)
+    tape = []
+    hs = np.empty((T_, N, dim), sb.dtype)
+    for t in range(T_):
+        m = mask[t][:, None]
+        pre = h @ P["lstm_U"] + sb[t]
+        i, f, o = sig(pre[:, :dim]), sig(pre[:, dim:2 * dim]), sig(pre[:, 2 * dim:3 * dim])
+        ct = np.tanh(pre[:, 3 * dim:])
+        c_new = m * (f * c + i * ct) + (1 - m) * c
+        tc = np.tanh(c_new)
+        h_new = m * (o * tc) + (1 - m) * h
+        tape.append((h, c, i, f, o, ct, tc, m))
+        h, c = h_new, c_new
+        hs[t] = h
+    msum = mask.sum(axis=0)[:, None]
+    proj = (hs * mask[:, :, None]).sum(axis=0) / msum
+    z = proj @ P["U"] + P["b"]
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    pred = e / e.sum(axis=1, keepdims=True)
+    picked = pred[np.arange(N), y]
+    cost = -np.log(picked + 1e-8).mean()
+    dpred = np.zeros_like(pred)
+    dpred[np.arange(N), y] = -1.0 / N / (picked + 1e-8)
+    dz = pred * (dpred - (dpred * pred).sum(axis=1, keepdims=True))
+    g = {"U": proj.T @ dz, "b": dz.sum(axis=0)}
+    dproj = dz @ P["U"].T / msum
+    dU_l = np.zeros_like(P["lstm_U"])
+    dsb = np.empty_like(sb)
+    dh_next, dc_next = np.zeros((N, dim), sb.dtype), np.zeros((N, dim), sb.dtype)
+    for t in reversed(range(T_)):
+        h_prev, c_prev, i, f, o, ct, tc, m = tape[t]
+        dh = dproj * mask[t][:, None] + dh_next
+        dhraw = m * dh
+        do = dhraw * tc
+        dc = dc_next + dhraw * o * (1 - tc ** 2)
+        dcraw = m * dc
+        dpre = np.concatenate([dcraw * ct * i * (1 - i), dcraw * c_prev * f * (1 - f), do * o * (1 - o),
+                               dcraw * i * (1 - ct ** 2)], axis=1)
+        dsb[t] = dpre
+        dU_l += h_prev.T @ dpre
+        dh_next = (1 - m) * dh + dpre @ P["lstm_U"].T
+        dc_next = (1 - m) * dc + dcraw * f
+    g["lstm_U"] = dU_l
+    g["lstm_W"] = emb.reshape(-1, dim).T @ dsb.reshape(-1, 4 * dim)
+    g["lstm_b"] = dsb.sum(axis=(0, 1))
+    dWemb = np.zeros_like(P["Wemb"])
+    np.add.at(dWemb, x.ravel(), (dsb @ P["lstm_W"].T).reshape(-1, dim))
+    g["Wemb"] = dWemb
+    out = [np.ravel(cost)]
+    for k in P:
+        rg2 = state.setdefault(("rg2", k), np.zeros_like(P[k]))
+        ru2 = state.setdefault(("ru2", k), np.zeros_like(P[k]))
+        rg2[...] = 0.95 * rg2 + 0.05 * g[k] ** 2
+        ud = -np.sqrt(ru2 + 1e-6) / np.sqrt(rg2 + 1e-6) * g[k]
+        ru2[...] = 0.95 * ru2 + 0.05 * ud ** 2
+        P[k] = P[k] + ud
+        out.append(P[k].ravel())
+    return np.concatenate(out).astype(sb.dtype)
+
+
+def w9_lstm_tutorial(dtype, quick: bool, n_words: int = 10_000, dim: int = 128, batch: int = 16,
+                     maxlen: int = 100) -> Workload:
+    if quick:
+        n_words, maxlen = min(n_words, 2000), min(maxlen, 30)
+    rng = np.random.default_rng(9)
+    params = _lstm_params(rng, n_words, dim, 2, dtype)
+    lengths = rng.integers(max(1, maxlen // 3), maxlen + 1, size=batch)
+    x = np.zeros((maxlen, batch), np.int64)
+    mask = np.zeros((maxlen, batch), dtype)
+    for j, n in enumerate(lengths):
+        x[:n, j] = rng.integers(1, n_words, size=n)
+        mask[:n, j] = 1
+    y = rng.integers(0, 2, size=batch).astype(np.int64)
+    name = np.dtype(dtype).name
+
+    def numpy_loop(xv, maskv, yv):
+        # A fresh model per call, as every implementation's first call starts from one.
+        return _lstm_numpy_step({k: v.copy() for k, v in params.items()}, xv, maskv, yv, {})
+
+    def api(theano, T):
+        return _lstm_tutorial_step(theano, T, T.nnet.sigmoid, T.nnet.softmax, params, dtype)
+
+    def pytensor_graph(mode):
+        import pytensor
+        import pytensor.tensor as pt
+        from pytensor.compile.mode import get_mode
+
+        class _Theano:  # pytensor under the tutorial's names, compiling in `mode`
+            shared = staticmethod(pytensor.shared)
+
+            @staticmethod
+            def scan(*args, **kwargs):
+                return pytensor.scan(*args, return_updates=True, **kwargs)
+
+            @staticmethod
+            def function(*args, **kwargs):
+                return pytensor.function(*args, mode=get_mode(mode), **kwargs)
+
+        # (Theano's T.nnet.softmax is row-wise; PyTensor's default axis is all of them. The
+        # tutorial's constants are config.floatX's: float32 programs need floatX=float32.)
+        with pytensor.config.change_flags(floatX=name):
+            return _lstm_tutorial_step(_Theano, pt, pt.sigmoid, lambda v: pt.special.softmax(v, axis=-1),
+                                       params, dtype)
+
+    def jax_impl():
+        jax = _jax()
+        import jax.numpy as jnp
+
+        def cost_fn(P, xv, maskv, yv):
+            T_, N = xv.shape
+            emb = P["Wemb"][xv.ravel()].reshape(T_, N, dim)
+            sb = emb @ P["lstm_W"] + P["lstm_b"]
+
+            def body(carry, inp):
+                h_, c_ = carry
+                m_, x_ = inp
+                pre = h_ @ P["lstm_U"] + x_
+                i, f, o = (jax.nn.sigmoid(pre[:, k * dim:(k + 1) * dim]) for k in range(3))
+                c = m_[:, None] * (f * c_ + i * jnp.tanh(pre[:, 3 * dim:])) + (1 - m_)[:, None] * c_
+                h = m_[:, None] * (o * jnp.tanh(c)) + (1 - m_)[:, None] * h_
+                return (h, c), h
+
+            zeros = jnp.zeros((N, dim), sb.dtype)
+            _, hs = jax.lax.scan(body, (zeros, zeros), (maskv, sb))
+            proj = (hs * maskv[:, :, None]).sum(axis=0) / maskv.sum(axis=0)[:, None]
+            pred = jax.nn.softmax(proj @ P["U"] + P["b"], axis=1)
+            return -jnp.log(pred[jnp.arange(N), yv] + 1e-8).mean()
+
+        @jax.jit
+        def train_step(P, rg2, ru2, xv, maskv, yv):
+            cost, g = jax.value_and_grad(cost_fn)(P, xv, maskv, yv)
+            rg2 = {k: 0.95 * rg2[k] + 0.05 * g[k] ** 2 for k in P}
+            ud = {k: -jnp.sqrt(ru2[k] + 1e-6) / jnp.sqrt(rg2[k] + 1e-6) * g[k] for k in P}
+            ru2 = {k: 0.95 * ru2[k] + 0.05 * ud[k] ** 2 for k in P}
+            return cost, {k: P[k] + ud[k] for k in P}, rg2, ru2
+
+        state = [dict(params), {k: np.zeros_like(v) for k, v in params.items()},
+                 {k: np.zeros_like(v) for k, v in params.items()}]
+
+        def step(xv, maskv, yv):
+            cost, state[0], state[1], state[2] = train_step(*state, xv, maskv, yv)
+            return np.concatenate([np.ravel(np.asarray(cost))] + [np.asarray(state[0][k]).ravel() for k in params])
+
+        return step
+
+    w = Workload(f"W9-{name}", (x, mask, y), numpy_loop, rtol=1e-9 if dtype == np.float64 else 2e-4)
+    w.builders = {"mlir-scan": _api(api)["mlir-scan-api"], "jax": jax_impl, **_pytensor_builders(pytensor_graph)}
+    return w
+
+
 ALL = [w1_power, w2_cumsum, w3_polynomial, w4_fibonacci, w5_rnn, w6_rnn_grad, w7_until, w8_batched_dot_grad,
-       overhead_probe]
+       w9_lstm_tutorial, overhead_probe]

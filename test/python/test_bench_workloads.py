@@ -27,6 +27,7 @@ SMALL = {
     "w6_rnn_grad": dict(hidden=19, inputs=7, steps=25),
     "w7_until": {},
     "w8_batched_dot_grad": dict(steps=5, batch=3, inputs=7, outputs=9),
+    "w9_lstm_tutorial": dict(n_words=50, dim=6, batch=3, maxlen=7),
     "overhead_probe": dict(steps=1000),
 }
 
