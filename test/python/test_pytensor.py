@@ -768,3 +768,24 @@ def test_advanced_indexing_in_a_scan_and_its_gradient():
     rng = np.random.default_rng(4)
     assert_same(ours, ref, rng.standard_normal((6, 3)), rng.standard_normal((3, 3)) * 0.5,
                 np.array([[0, 5], [2, 2], [4, 1]]), rtol=1e-10)
+
+
+def test_check_and_raise_translated_with_pytensors_exception():
+    from pytensor.raise_op import Assert, CheckAndRaise
+
+    class ParameterError(ValueError):
+        pass
+
+    x = pt.dvector("x")
+    checked = CheckAndRaise(ParameterError, "sigma must be positive")(x, pt.all(x > 0), pt.all(x > -1))
+    h, _ = pytensor.scan(lambda v, acc: Assert("inside the step")(acc + v, pt.lt(acc, 100)), sequences=checked,
+                         outputs_info=pt.constant(0.0, dtype="float64"))
+    ours, ref = compile_both([x], [checked * 2, h])
+    assert whole(ours)
+    assert_same(ours, ref, np.array([1.0, 2.0]))
+    for bad, exc, msg in [(np.array([1.0, -2.0]), ParameterError, "sigma must be positive"),
+                          (np.array([60.0, 60.0, 1.0]), AssertionError, "inside the step")]:
+        with pytest.raises(exc, match=msg):
+            ref(bad)
+        with pytest.raises(exc, match=msg):
+            ours(bad)

@@ -48,6 +48,7 @@ from pytensor.tensor.extra_ops import CumOp, Repeat
 from pytensor.tensor.math import Argmax, Dot
 from pytensor.tensor.shape import Reshape, Shape, Shape_i, SpecifyShape
 from pytensor.tensor.special import LogSoftmax, Softmax
+from pytensor.raise_op import CheckAndRaise
 from pytensor.tensor.subtensor import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
@@ -59,6 +60,7 @@ from pytensor.tensor.subtensor import (
 )
 
 from ..builder import tensor as T
+from ..builder.ops.misc import Assert as BAssert
 from ..builder.ops.basic import DimShuffle as BDimShuffle
 from ..builder.ops.shape import Shape_i as BShape_i
 from ..builder.ops.shape import MakeVector as BMakeVector
@@ -432,3 +434,18 @@ def _advanced_inc_subtensor(tr: Translator, node: Any, ins: list) -> list:
         # NumPy's ``x[idx] += y``: a repeated index gets one contribution (the last).
         return [T.set_subtensor(view, view + ins[1])]
     return [T.inc_subtensor(view, ins[1])]
+
+# -- run-time checks ---------------------------------------------------------------------------
+
+
+@register(CheckAndRaise)
+def _check_and_raise(tr: Translator, node: Any, ins: list) -> list:
+    """``Assert``, PyMC's ``CheckParameterValue``... : `x` once every condition holds.
+
+    A condition that is a tensor holds when all its elements do (PyTensor's
+    ``np.all``); a failed one raises the op's ``exc_type`` with its message,
+    as PyTensor does (PyMC rejects a point on ``ParameterValueError``).
+    """
+    x, conds = ins[0], ins[1:]
+    scalars = [T.all(c) if c.ndim else c for c in conds]
+    return [BAssert(node.op.msg, node.op.exc_type)(x, *scalars)]
