@@ -234,3 +234,166 @@ def test_clone_inputs_as_pytensor_rebuild():
     kept = set(graph_inputs([theano.clone(f1, share_inputs=True)]))
     assert [v in p_roots for v in (px, py, pz)] == [v in roots for v in (x, y, z)] == [False] * 3
     assert [v in p_kept for v in (px, py, pz)] == [v in kept for v in (x, y, z)] == [True] * 3
+
+
+# -- 4. grad: connection, disconnection, integers, undefined gradients --------------------------------
+
+from mlir_scan.gradient import DisconnectedInputError, NullTypeGradError  # noqa: E402
+
+
+def _grad_cases(lib, T_, grad, rng):
+    """(name, builder) pairs: builder(x, k, kv) -> the gradient expression, in either library."""
+    cast = T_.cast
+    return [
+        ("int cost wrt its float input", lambda x, k, kv: grad(cast(x, "int64").sum(), x)),
+        ("int cost wrt int input", lambda x, k, kv: grad((kv * 2).sum(), kv)),
+        ("int cost, disconnected wrt", lambda x, k, kv: grad((kv * 2).sum(), x)),
+        ("int sum wrt itself", lambda x, k, kv: grad(kv.sum(), kv)),
+        ("float cost through an int cast", lambda x, k, kv: grad(cast(cast(x, "int32") % 3, "float64").sum(), x)),
+        ("through a comparison", lambda x, k, kv: grad(cast(x > 0, "float64").sum(), x)),
+        ("through argmax", lambda x, k, kv: grad(cast(T_.argmax(x), "float64"), x)),
+        ("floor", lambda x, k, kv: grad(T_.floor(x).sum(), x)),
+        ("round", lambda x, k, kv: grad(T_.round(x).sum(), x)),
+        ("scalar int broadcast", lambda x, k, kv: grad((x * k).sum(), k)),
+        ("shape and value", lambda x, k, kv: grad((x ** 2).sum() + x.shape[0], x)),
+        ("only the shape", lambda x, k, kv: grad(x.shape[0] * 1.0, x)),
+        ("arange stop", lambda x, k, kv: grad(T_.arange(k).sum() * 1.0, k)),
+        ("index", lambda x, k, kv: grad(x[k], k)),
+        ("alloc size", lambda x, k, kv: grad(T_.alloc(1.0, k).sum(), k)),
+        ("stack", lambda x, k, kv: grad(T_.stack([x[0], x[1]]).sum(), x)),
+        ("zero_grad", lambda x, k, kv: grad(lib.gradient.zero_grad(x ** 2).sum(), x)),
+        ("disconnected_grad", lambda x, k, kv: grad(lib.gradient.disconnected_grad(x ** 2).sum(), x)),
+        ("ignore: int zeros", lambda x, k, kv: grad(x.sum(), kv, disconnected_inputs="ignore")),
+        ("random draw, int sample", lambda x, k, kv: grad(cast(rng(x), "float64").sum(), x)),
+        ("random draw, int cost", lambda x, k, kv: grad(rng(x).sum(), x)),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+def test_grad_connection_rules_as_pytensor():
+    pytensor, pt = _pytensor()
+    from pytensor.tensor.random.utils import RandomStream
+
+    p_rs = RandomStream(1)
+    m_rs = T.shared_randomstreams.RandomStreams(1)
+    p_cases = _grad_cases(pytensor, pt, pytensor.grad, lambda x: p_rs.binomial(1, p=pt.sigmoid(x)))
+    m_cases = _grad_cases(theano, T, T.grad, lambda x: m_rs.binomial((3,), p=T.nnet.sigmoid(x)))
+    args = (np.array([1.5, -2.0, 0.25]), 1, np.array([1, 2, 3], dtype="int32"))
+    checked = set()
+    for (name, p_build), (_, m_build) in zip(p_cases, m_cases):
+        px, pk, pkv = pt.dvector("x"), pt.iscalar("k"), pt.ivector("kv")
+        x, k, kv = T.dvector("x"), T.iscalar("k"), T.ivector("kv")
+        try:
+            pg = p_build(px, pk, pkv)
+        except Exception as exc:  # PyTensor's own DisconnectedInputError / NullTypeGradError
+            kind = type(exc).__name__
+            assert kind in ("DisconnectedInputError", "NullTypeGradError"), (name, kind)
+            want_error = {"DisconnectedInputError": DisconnectedInputError,
+                          "NullTypeGradError": NullTypeGradError}[kind]
+            with pytest.raises(want_error):
+                m_build(x, k, kv)
+            checked.add(kind)
+            continue
+        want = pytensor.function([px, pk, pkv], pg, on_unused_input="ignore")(*args)
+        g = m_build(x, k, kv)
+        assert g.dtype == str(want.dtype) == "float64", name
+        got = theano.function([x, k, kv], g, on_unused_input="ignore")(*args)
+        np.testing.assert_allclose(got, want, err_msg=name)
+        checked.add("value")
+    assert checked == {"DisconnectedInputError", "NullTypeGradError", "value"}
+
+
+def test_disconnected_inputs_raise_warn_ignore_through_scan():
+    # test_scan.py::test_grad_multiple_outs (y0 is "not used in the computation of the cost": Theano's scan
+    # connection pattern makes it disconnected), checked against PyTensor.
+    pytensor, pt = _pytensor()
+    rng = np.random.RandomState(3)
+    vW_in2 = rng.uniform(-0.2, 0.2, size=(2,))
+    vW, vWout = rng.uniform(-0.2, 0.2, size=(2, 2)), rng.uniform(-0.2, 0.2, size=(2,))
+    vals = [rng.uniform(-0.2, 0.2, size=(3, 2)), rng.uniform(-0.2, 0.2, size=(3,)),
+            rng.uniform(-0.2, 0.2, size=(2,)), 0.3, rng.uniform(-0.2, 0.2, size=(2, 2))]
+    factors = [rng.uniform(0.1, 0.9, size=(3, 2)), rng.uniform(0.1, 0.9, size=(3,))]
+
+    def build(lib, tt, scan):
+        u1, u2, x0, y0, W_in1 = tt.dmatrix("u1"), tt.dvector("u2"), tt.dvector("x0"), tt.dscalar("y0"), \
+            tt.dmatrix("win")
+
+        def f_rnn_cmpl(u1_t, u2_t, x_tm1, y_tm1, W_in1):
+            return [tt.dot(u1_t, W_in1) + u2_t * vW_in2 + tt.dot(x_tm1, vW), tt.dot(x_tm1, vWout)]
+
+        outs = scan(f_rnn_cmpl, [u1, u2], [x0, y0], W_in1)
+        cost = sum((o * f).sum() for o, f in zip(outs, factors))
+        return cost, [u1, u2, x0, y0, W_in1]
+
+    pcost, pparams = build(pytensor, pt, lambda *a: _pt_scan(pytensor, *a))
+    cost, params = build(theano, T, lambda *a: theano.scan(*a)[0])
+    with pytest.raises(pytensor.gradient.DisconnectedInputError):
+        pytensor.grad(pcost, pparams)
+    with pytest.raises(DisconnectedInputError, match="y0"):
+        T.grad(cost, params)
+    with pytest.warns(UserWarning, match="y0"):
+        T.grad(cost, params, disconnected_inputs="warn")
+    assert T.grad(cost, params, disconnected_inputs="ignore", return_disconnected="None")[3] is None
+    want = pytensor.function(pparams, pytensor.grad(pcost, pparams, disconnected_inputs="ignore"))(*vals)
+    got = theano.function(params, T.grad(cost, params, disconnected_inputs="ignore"),
+                          on_unused_input="ignore")(*vals)  # y0's zero gradient is a constant here
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
+    assert float(got[3]) == 0.0
+
+
+def test_grad_with_an_integer_sequence_and_noise_in_the_step():
+    # test_scan.py::test_grad_multiple_outs_some_uncomputable: an int32 sequence among the variables to
+    # differentiate (no error; its gradient is floatX), and a random draw in the step that no
+    # differentiated variable reaches (no NullTypeGradError). The draw is additive: the gradients of the
+    # float variables are PyTensor's for the same scan without it.
+    pytensor, pt = _pytensor()
+    rng = np.random.RandomState(5)
+    vW_in = rng.uniform(-3, 3, size=(2, 2))
+    v_u = rng.uniform(-3, 3, size=(5, 2))
+    v_u2 = np.array([1, 3, 4, 6, 8], dtype="int32")
+    v_x0 = rng.uniform(-3, 3, size=(2,))
+    f0, f1 = rng.uniform(0.1, 0.9, size=(5, 2)), rng.uniform(0.1, 0.9, size=(5,))
+    srng = T.shared_randomstreams.RandomStreams(123)
+
+    def build(tt, scan, noise):
+        W_in, u, u2, x0 = tt.dmatrix("win"), tt.dmatrix("u1"), tt.ivector("u2"), tt.dvector("x0")
+
+        def f_rnn_cmpl(u_t, u2_t, x_tm1, W_in):
+            x_t = tt.cast(u2_t, "float64") + tt.dot(u_t, W_in) + x_tm1 + noise()
+            return x_t, 2 * u2_t
+
+        (o0, o1) = scan(f_rnn_cmpl, [u, u2], [x0, None], W_in)
+        return (o0 * f0).sum() + (o1 * f1).sum(), [u, u2, x0, W_in]
+
+    pcost, pparams = build(pt, lambda *a: _pt_scan(pytensor, *a), lambda: 0.0)
+    cost, params = build(T, lambda *a: theano.scan(*a)[0], lambda: srng.uniform(low=-1.1, high=1.1))
+    grads = T.grad(cost, params)
+    assert [g.dtype for g in grads] == ["float64"] * 4
+    got = theano.function(params, grads)(v_u, v_u2, v_x0, vW_in)
+    want = pytensor.function(pparams, pytensor.grad(pcost, pparams))(v_u, v_u2, v_x0, vW_in)
+    for i in (0, 2, 3):
+        np.testing.assert_allclose(got[i], want[i], rtol=1e-10)
+    assert got[1].shape == v_u2.shape and got[1].dtype == np.float64
+
+
+def test_crash_nonseq_grad_is_a_null_type_grad_error():
+    # test_scan.py::test_crash_nonseq_grad: the gradient relies on random draws inside nested scans.
+    rand_stream = T.shared_randomstreams.RandomStreams()
+    inp = T.matrix()
+    norm_inp = inp / T.sum(inp, axis=0)
+
+    def unit_dropout(out_idx):
+        def stochastic_pooling(in_idx):
+            sample = rand_stream.multinomial(n=1, pvals=norm_inp.T)
+            return inp + sample
+
+        pooled, updates_inner = theano.scan(fn=stochastic_pooling, sequences=T.arange(inp.shape[0]))
+        rand_nums = rand_stream.binomial(size=pooled.shape)
+        return pooled + rand_nums, updates_inner
+
+    out, _ = theano.scan(unit_dropout, sequences=[T.arange(inp.shape[0])])
+    with pytest.raises(NullTypeGradError):
+        T.grad(out.sum(), inp)
+    assert issubclass(theano.gradient.NullTypeGradError, TypeError)
+    assert issubclass(theano.gradient.DisconnectedInputError, ValueError)

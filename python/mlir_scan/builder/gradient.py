@@ -25,9 +25,10 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from . import config
 from . import tensor as T
-from .graph import Constant, NullTypeGradError, Variable, clone_replace, graph_inputs, is_float, toposort
-from .ops.autodiff import DisconnectedGrad, backprop, conform, one_like, zeros_like
+from .graph import Constant, NullTypeGradError, Variable, clone_replace, graph_inputs, is_float
+from .ops.autodiff import DisconnectedGrad, backprop, conform, connected, const, one_like, zeros_like
 from .ops.disconnected import GradClip, GradScale, ZeroGrad
 from .scan_module import scan
 
@@ -36,7 +37,8 @@ __all__ = ["grad", "jacobian", "hessian", "disconnected_grad", "zero_grad", "con
 
 
 class DisconnectedInputError(ValueError):
-    """A variable given to :func:`grad` is not part of the cost's graph (Theano's name)."""
+    """A variable given to :func:`grad` is not part of the cost's graph, or only through non-differentiable
+    connections (sizes, indices, shapes, ``disconnected_grad``): Theano's name."""
 
 
 def disconnected_grad(x: Any) -> Variable:
@@ -111,17 +113,38 @@ def grad(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs
     ``"ignore"`` for a `wrt` the cost does not depend on),
     `return_disconnected` (``"zero"``, ``"None"`` or ``"Disconnected"``: what
     such a `wrt` gets), `known_grads` (a dict variable -> gradient, used
-    instead of or in addition to a cost). Integer and boolean variables are
-    not differentiable; an op without a gradient on the way raises
-    :class:`NullTypeGradError`.
+    instead of or in addition to a cost), `null_gradients` (only ``"raise"``
+    is supported: an undefined gradient raises :class:`NullTypeGradError`).
+
+    Theano's connection rules: a `wrt` is disconnected
+    (:class:`DisconnectedInputError` with ``disconnected_inputs="raise"``)
+    when the cost does not depend on it, or only through sizes, indices,
+    shapes or :func:`disconnected_grad`. A `wrt` the cost depends on only
+    through integer values (a cast to an integer type, a comparison, an
+    integer-valued cost) has a zero gradient. Integer `wrt` are allowed:
+    their gradient, like every zero gradient of a variable that is not a
+    float, is zeros of ``config.floatX`` (Theano's ``_float_zeros_like``).
+    A path through an op without gradient (a random draw) raises
+    :class:`NullTypeGradError`, integer-valued or not.
+
+    >>> import mlir_scan as theano
+    >>> from mlir_scan import tensor as T
+    >>> x, k = T.dvector("x"), T.iscalar("k")
+    >>> g = T.grad(T.cast(x, "int64").sum(), [x, k], disconnected_inputs="ignore")
+    >>> [v.dtype for v in g]
+    ['float64', 'float64']
     """
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError(f"grad: disconnected_inputs must be 'raise', 'warn' or 'ignore', got {disconnected_inputs!r}")
     if return_disconnected not in ("zero", "None", "Disconnected"):
         raise ValueError(f"grad: return_disconnected must be 'zero', 'None' or 'Disconnected', "
                          f"got {return_disconnected!r}")
+    if null_gradients not in ("raise", "return"):
+        raise ValueError(f"grad: null_gradients must be 'raise' or 'return', got {null_gradients!r}")
     if cost is None and not known_grads:
         raise ValueError("grad: give a cost or known_grads")
+    if isinstance(wrt, set):
+        raise TypeError("grad: wrt must not be a set (sets have no order to return the gradients in)")
     if cost is not None:
         try:
             cost = T.as_tensor_variable(cost)
@@ -130,8 +153,6 @@ def grad(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs
         if cost.ndim != 0:
             raise TypeError(f"grad: the cost must be a scalar, got {cost} of type {cost.type} "
                             "(sum it, or use jacobian for a vector)")
-        if not is_float(cost.dtype):
-            raise TypeError(f"grad: the cost must be a float scalar, got {cost} of dtype {cost.dtype}")
 
     single = not isinstance(wrt, (list, tuple))
     wrt_list = [wrt] if single else list(wrt)
@@ -139,21 +160,21 @@ def grad(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs
         label = "wrt" if single else f"wrt[{i}]"
         if not isinstance(w, Variable):
             raise TypeError(f"grad: {label} must be a symbolic variable, got {w!r}")
-        if not is_float(w.dtype):
-            raise TypeError(
-                f"grad: {_describe(w, label)} has dtype {w.dtype}; integer and boolean variables are "
-                "not differentiable (cast to a float type first)")
 
     seeds: list[tuple[Variable, Variable]] = []
     if cost is not None:
-        seeds.append((cost, one_like(cost)))
+        # Theano seeds an integer cost with a float one (_float_ones_like):
+        # the ops that made it send zeros to their inputs.
+        seeds.append((cost, one_like(cost) if is_float(cost.dtype) else const(1, config.floatX)))
     for k, g in (known_grads or {}).items():
         if not isinstance(k, Variable):
             raise TypeError(f"grad: known_grads keys must be symbolic variables, got {k!r}")
         g = T.as_tensor_variable(g)
         if g.ndim != k.ndim:
             raise TypeError(f"grad: known_grads[{k}] has rank {g.ndim}, the variable has rank {k.ndim}")
-        seeds.append((k, conform(g, k)))
+        if not is_float(g.dtype):
+            raise TypeError(f"grad: known_grads[{k}] has dtype {g.dtype}; gradients must be continuous (float)")
+        seeds.append((k, conform(g, k) if is_float(k.dtype) else g))
 
     # Inside a scan step: differentiate through the outer values of non-sequences.
     roots = graph_inputs([v for v, _ in seeds] + wrt_list)
@@ -171,65 +192,34 @@ def grad(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs
             raise TypeError(f"grad: consider_constant must hold symbolic variables, got {c!r}")
         stop.add(outer.get(c, c).id)
 
-    grads = backprop(seeds, wrt_eff, stop)
-    connected = _connected(seeds, wrt_eff, stop)
+    grads = backprop(seeds, wrt_eff, stop, check_from=wrt_eff)
+    is_connected = connected([v for v, _ in seeds], wrt_eff, stop)
     out = []
     for i, (w, g) in enumerate(zip(wrt_list, grads)):
+        if not is_connected[i] and not any(v is wrt_eff[i] for v, _ in seeds):
+            # Disconnected by Theano's connection rules, whatever value the
+            # ops' gradients (zeros) would give it.
+            g = None
+            label = "wrt" if single else f"wrt[{i}]"
+            msg = (f"grad method was asked to compute the gradient with respect to a variable that is not "
+                   f"part of the computational graph of the cost, or is used only by a non-differentiable "
+                   f"operator (a size, an index, a shape, disconnected_grad): {_describe(w, label)} "
+                   "(pass disconnected_inputs='ignore' to get a zero gradient)")
+            if disconnected_inputs == "raise":
+                raise DisconnectedInputError(msg)
+            if disconnected_inputs == "warn":
+                warnings.warn(msg, stacklevel=2)
+            if return_disconnected != "zero":
+                out.append(None)
+                continue
         if g is None:
-            if not connected[i]:
-                label = "wrt" if single else f"wrt[{i}]"
-                through = _integer_ops(seeds, wrt_eff[i], stop)
-                if through:
-                    why = ("it reaches the cost only through integer or boolean values, which have no "
-                           f"gradient: through {', '.join(through)}")
-                else:
-                    why = "it is not part of the computational graph of the cost"
-                msg = (f"grad: the cost does not depend on {_describe(w, label)}: {why} "
-                       "(pass disconnected_inputs='ignore' to get a zero gradient)")
-                if disconnected_inputs == "raise":
-                    raise DisconnectedInputError(msg)
-                if disconnected_inputs == "warn":
-                    warnings.warn(msg, stacklevel=2)
-                if return_disconnected != "zero":
-                    out.append(None)
-                    continue
-            g = zeros_like(w)
+            g = zeros_like(w, dtype=w.dtype if is_float(w.dtype) else config.floatX)
         out.append(g)
     if add_names:
         for w, g in zip(wrt_list, out):
             if g is not None and g.name is None and w.name and not isinstance(g, Constant):
                 g.name = f"(d{cost.name if cost is not None and cost.name else 'cost'}/d{w.name})"
     return out[0] if single else out
-
-
-def _connected(seeds, wrt: list[Variable], stop: set[int]) -> list[bool]:
-    """Whether each `wrt` is on the seeds' graph through float variables (not through `stop`)."""
-    seen: set[int] = set()
-    stack = [v for v, _ in seeds if is_float(v.dtype)]
-    while stack:
-        v = stack.pop()
-        if v.id in seen:
-            continue
-        seen.add(v.id)
-        if v.owner is None or v.id in stop:
-            continue
-        stack.extend(i for i in v.owner.inputs if is_float(i.dtype) and i.id not in seen)
-    return [w.id in seen for w in wrt]
-
-
-def _integer_ops(seeds, w: Variable, stop: set[int]) -> list[str]:
-    """The ops with integer/boolean outputs through which the seeds depend on `w` (named)."""
-    dependent = {w.id}
-    names: list[str] = []
-    for node in toposort([v for v, _ in seeds], stop=stop):
-        if any(i.id in dependent for i in node.inputs):
-            dependent.update(o.id for o in node.outputs)
-            if any(is_float(i.dtype) and i.id in dependent for i in node.inputs) and \
-                    not any(is_float(o.dtype) for o in node.outputs):
-                label = str(node.op)
-                if label not in names:
-                    names.append(label)
-    return names
 
 
 def _flat(expression: Variable) -> Variable:

@@ -11,7 +11,14 @@ this module sits with the op classes so that ops whose gradient needs the
 gradient of an inner graph (the scan) can use it.
 
 Conventions: a gradient is a variable or ``None`` (zero: the cost does not
-depend on the variable). Integer and boolean variables get no gradient.
+depend on the variable). Integer and boolean variables get no gradient: as
+in Theano, what reaches the cost only through integer values has a zero
+gradient. Which inputs of a node its outputs are connected to (Theano's
+``connection_pattern``: sizes, indices and shapes are not) is
+:func:`connection_pattern`; an op on a connected path whose gradient is
+undefined (a random draw) makes :func:`backprop` raise
+:class:`~mlir_scan.builder.graph.NullTypeGradError`, even when the path
+goes through integer values, as Theano does.
 
 Example::
 
@@ -30,7 +37,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..emitter import Block
-from ..graph import Apply, Constant, Op, TensorType, Variable, is_float, toposort
+from ..graph import Apply, Constant, NullTypeGradError, Op, TensorType, Variable, is_float, toposort
 from .basic import Alloc, DimShuffle, Reduce
 from .disconnected import DisconnectedGrad
 from .elemwise import SCALAR_OPS, Elemwise, broadcast_shapes, cast
@@ -38,7 +45,7 @@ from .shape import symbolic_shape
 
 __all__ = [
     "backprop", "conform", "zeros_like", "one_like", "add_all", "SpecifyShape", "DisconnectedGrad",
-    "elem", "const", "retype", "alloc_to",
+    "elem", "const", "retype", "alloc_to", "connection_pattern", "gradient_undefined", "connected",
 ]
 
 
@@ -149,10 +156,104 @@ def conform(g: Variable, var: Variable) -> Variable:
     return g
 
 
+def _op_classes(op: Op) -> set[str]:
+    return {c.__name__ for c in type(op).__mro__}
+
+
+def connection_pattern(node: Apply) -> list[list[bool]]:
+    """Theano's ``connection_pattern``: ``[i][j]`` is whether output ``j`` depends differentiably on input ``i``.
+
+    An op may define ``connection_pattern(node)``; otherwise every input is
+    connected to every output except, as in Theano: the inputs of the shape
+    ops (``Shape``, ``Shape_i``) and of ``disconnected_grad``; the sizes of
+    ``Alloc`` and ``Reshape``; the stop of ``arange``; the indices of the
+    (advanced) subtensor ops and of their ``set``/``inc`` forms; the
+    ``n_steps`` of a scan.
+
+    >>> from mlir_scan import tensor as T
+    >>> x = T.dvector("x")
+    >>> connection_pattern(x.shape[0].owner)
+    [[False]]
+    """
+    op = node.op
+    custom = getattr(op, "connection_pattern", None)
+    if callable(custom):
+        return [list(row) for row in custom(node)]
+    n_in, n_out = len(node.inputs), len(node.outputs)
+    names = _op_classes(op)
+    inputs = [True] * n_in
+    if names & {"Shape", "Shape_i", "ScanShape", "DisconnectedGrad"}:
+        inputs = [False] * n_in
+    elif names & {"Alloc", "Reshape"}:
+        inputs = [True] + [False] * (n_in - 1)
+    elif "Arange" in names and n_in == 3:
+        inputs = [True, False, True]
+    elif names & {"_IndexOp", "_AdvancedOp"}:
+        values = 2 if any("Inc" in n or "Set" in n for n in names) else 1
+        inputs = [i < values for i in range(n_in)]
+    elif "ScanOp" in names and n_in:
+        inputs[0] = False
+    return [[c] * n_out for c in inputs]
+
+
+def gradient_undefined(op: Op) -> bool:
+    """Whether `op` has no gradient (Theano's ``grad_undefined``): it keeps ``Op.L_op``'s, or is a random draw."""
+    return type(op).L_op is Op.L_op or "RandomDraw" in _op_classes(op) or bool(getattr(op, "grad_undefined", False))
+
+
+def _reaching(outputs: Sequence[Variable], stop: set[int]) -> tuple[list[Apply], set[int]]:
+    """The nodes of `outputs`' graph and the ids of the variables connected to them (backwards)."""
+    nodes = toposort(list(outputs), stop=stop)
+    reach = {v.id for v in outputs}
+    for node in reversed(nodes):
+        outs = [o.id in reach and o.id not in stop for o in node.outputs]
+        if not any(outs):
+            continue
+        for inp, row in zip(node.inputs, connection_pattern(node)):
+            if any(r and o for r, o in zip(row, outs)):
+                reach.add(inp.id)
+    return nodes, reach
+
+
+def connected(outputs: Sequence[Variable], wrt: Sequence[Variable], stop: set[int] | None = None) -> list[bool]:
+    """For each `wrt`, whether `outputs` depend on it through connected inputs (any dtype), not through `stop`.
+
+    This is Theano's notion of a disconnected input: not on the graph at
+    all, or only through sizes, indices, shapes or ``disconnected_grad``.
+    A variable reaching the outputs only through integer values is
+    connected (its gradient is zero).
+    """
+    _, reach = _reaching(outputs, set(stop or ()))
+    return [w.id in reach for w in wrt]
+
+
+def _check_defined(outputs: Sequence[Variable], sources: Sequence[Variable], stop: set[int]) -> None:
+    """Raises NullTypeGradError if a connected path from `sources` to `outputs` crosses an op without gradient."""
+    nodes, reach = _reaching(outputs, stop)
+    live = {v.id for v in sources if v.id not in stop}
+    if not live:
+        return
+    for node in nodes:
+        pattern = None
+        for i, inp in enumerate(node.inputs):
+            if inp.id not in live:
+                continue
+            pattern = pattern or connection_pattern(node)
+            for j, out in enumerate(node.outputs):
+                if pattern[i][j] and out.id not in stop:
+                    live.add(out.id)
+                    if out.id in reach and gradient_undefined(node.op):
+                        kind = "integer-valued " if not is_float(out.dtype) else ""
+                        raise NullTypeGradError(
+                            f"grad: the gradient is undefined: the cost depends on {inp} through the "
+                            f"{kind}output of {node.op} (node {node}), which has no gradient")
+
+
 def backprop(
     seeds: Iterable[tuple[Variable, Variable]],
     wrt: Sequence[Variable],
     stop: set[int] | None = None,
+    check_from: Sequence[Variable] | None = None,
 ) -> list[Variable | None]:
     """The gradients of the seeded variables' total with respect to `wrt`.
 
@@ -160,9 +261,13 @@ def backprop(
     of variables treated as constants (no gradient flows through them).
     The result has one entry per `wrt` variable: its gradient, or ``None``
     when the seeds do not depend on it (through float variables).
+    A connected path from `check_from` (default: the float `wrt`) to the
+    seeds through an op without gradient raises :class:`NullTypeGradError`.
     """
     seeds = list(seeds)
     stop = set(stop or ())
+    sources = [w for w in wrt if is_float(w.dtype)] if check_from is None else list(check_from)
+    _check_defined([v for v, _ in seeds], sources, stop)
     outputs = [v for v, _ in seeds]
     wrt_ids = {w.id for w in wrt if w.id not in stop}
     nodes = toposort(outputs, stop=stop)

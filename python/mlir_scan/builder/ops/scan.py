@@ -129,6 +129,101 @@ class ScanOp(Op):
         """Backpropagation through time: a backward ``scan.scan`` (see :mod:`.scan_grad`)."""
         return scan_grad.scan_L_op(self, node, output_grads, needed)
 
+    def connection_pattern(self, node: Apply) -> list[list[bool]]:
+        """Theano's ``Scan.connection_pattern``: ``[i][j]``, whether output ``j`` depends on input ``i``.
+
+        Read from the inner graph (through its ops' connection patterns),
+        then closed over the recurrences: a state's output depends on what
+        its taps' values depend on. ``n_steps`` and the size inputs are not
+        connected; a state's initial value is connected to its own output
+        when the output can hold initial rows (``keep``) or is a MITMOT
+        buffer.
+        """
+        cached = getattr(self, "_connection_pattern", None)
+        if cached is not None and len(cached) == len(node.inputs):
+            return [list(row) for row in cached]
+        from .autodiff import connection_pattern as pattern_of
+
+        from ..graph import toposort
+
+        mask: dict[int, int] = {v.id: 1 << k for k, v in enumerate(self.inner_inputs)}
+        for inner_node in toposort(self.inner_outputs):
+            rows = pattern_of(inner_node)
+            for j, out in enumerate(inner_node.outputs):
+                m = 0
+                for i, inp in enumerate(inner_node.inputs):
+                    if rows[i][j]:
+                        m |= mask.get(inp.id, 0)
+                mask[out.id] = mask.get(out.id, 0) | m
+        inner_mask = [mask.get(v.id, 0) for v in self.inner_outputs]
+
+        # Outer inputs -> bit masks of their inner inputs.
+        def bits(start: int, n: int) -> int:
+            return sum(1 << k for k in range(start, start + n))
+
+        in_bits: list[int] = [0]  # n_steps
+        k = 0
+        for taps in self.seq_taps:
+            in_bits.append(bits(k, len(taps)))
+            k += len(taps)
+        state_bits = []  # per outer output: the inner inputs of its own taps
+        for i_taps, _ in self.mitmot_taps:
+            in_bits.append(bits(k, len(i_taps)))
+            state_bits.append(bits(k, len(i_taps)))
+            k += len(i_taps)
+        for taps in self.mitsot_taps:
+            in_bits.append(bits(k, len(taps)))
+            state_bits.append(bits(k, len(taps)))
+            k += len(taps)
+        for _ in range(self.n_sitsot):
+            in_bits.append(1 << k)
+            state_bits.append(1 << k)
+            k += 1
+        for _ in range(self.n_nonseqs):
+            in_bits.append(1 << k)
+            k += 1
+        in_bits += [0] * (len(node.inputs) - len(in_bits))
+        state_bits += [0] * self.n_nitsot
+
+        # Outer outputs -> bit masks of the inner inputs their inner outputs read.
+        out_bits = []
+        pos = 0
+        for _, o_taps in self.mitmot_taps:
+            m = 0
+            for q in range(pos, pos + len(o_taps)):
+                m |= inner_mask[q]
+            out_bits.append(m)
+            pos += len(o_taps)
+        for q in range(pos, pos + self.n_outputs):
+            out_bits.append(inner_mask[q])
+
+        n_out = len(node.outputs)
+        n_states = self.n_mitmot + self.n_mitsot + self.n_sitsot
+        # conn[j]: the inner inputs output j depends on, closed over the recurrences.
+        conn = list(out_bits)
+        changed = True
+        while changed:
+            changed = False
+            for j in range(n_out):
+                m = conn[j]
+                for s in range(n_states):
+                    if conn[j] & state_bits[s]:
+                        m |= conn[s]
+                if m != conn[j]:
+                    conn[j], changed = m, True
+        keep = [True] * self.n_mitmot + [bool(k) for k in self.keep[:self.n_mitsot + self.n_sitsot]]
+        rows = []
+        for i, b in enumerate(in_bits):
+            row = [bool(conn[j] & b) for j in range(n_out)]
+            rows.append(row)
+        # A state's own initial value reaches its output directly where initial rows can be returned.
+        first_state_input = 1 + self.n_seqs
+        for s in range(n_states):
+            if keep[s]:
+                rows[first_state_input + s][s] = True
+        self._connection_pattern = [tuple(r) for r in rows]
+        return rows
+
     def n_dyn_dims(self) -> int:
         return self._dyn_dims_before(len(self.nitsot_shapes))
 
