@@ -789,3 +789,34 @@ def test_check_and_raise_translated_with_pytensors_exception():
             ref(bad)
         with pytest.raises(exc, match=msg):
             ours(bad)
+
+
+def test_split_translated_with_pytensors_errors():
+    x, sz = pt.dmatrix("x"), pt.lvector("sz")
+    a, b = pt.split(x, sz, n_splits=2, axis=1)
+    c, d = pt.split(x, [1, 1], n_splits=2, axis=0)
+    cost = (a ** 2).sum() + 3 * b.sum() + (c * d).sum()
+    ours, ref = compile_both([x, sz], [a, b, c, d, pt.grad(cost, x)])
+    assert whole(ours)
+    xv = np.arange(8.0).reshape(2, 4)
+    assert_same(ours, ref, xv, np.array([1, 3]))
+    for bad in (np.array([1, 2]), np.array([-1, 5])):
+        with pytest.raises(ValueError):
+            ref(xv, bad)
+        with pytest.raises(ValueError):
+            ours(xv, bad)
+
+
+def test_squeeze_of_an_axis_of_unknown_length():
+    x = pt.dmatrix("x")
+    k = pt.lscalar("k")
+    y = x[k:k + 1].squeeze(0)
+    h, _ = pytensor.scan(lambda r: r[1:2].squeeze(0) * 2, sequences=x)
+    ours, ref = compile_both([x, k], [y, h])
+    assert whole(ours)
+    xv = np.arange(6.0).reshape(3, 2)
+    assert_same(ours, ref, xv, 1)
+    with pytest.raises(ValueError, match="squeeze"):
+        ref(xv, 3)
+    with pytest.raises(ValueError, match="squeeze"):
+        ours(xv, 3)

@@ -657,3 +657,21 @@ def test_other_powers_keep_pow():
     assert "math.powf" in theano.function([x], x ** 0.5).ir
     assert "math.powf" in theano.function([x], x ** 5).ir
     np.testing.assert_array_equal(theano.function([i], i ** 2)(np.array([3, -4], "int32")), [9, 16])
+
+
+def test_split_static_and_symbolic_sizes():
+    xv = np.arange(12.0).reshape(3, 4)
+    x, sz = T.matrix("x"), T.lvector("sz")
+    f = theano.function([x, sz], [*T.split(x, [2, 1], 2, axis=0), *T.split(x, sz, 3, axis=-1)])
+    got = f(xv, np.array([0, 3, 1]))
+    want = np.split(xv, [2], axis=0) + np.split(xv, [0, 3], axis=1)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(ValueError, match="sum"):
+        f(xv, np.array([1, 1, 1]))
+    with pytest.raises(ValueError, match="negative"):
+        f(xv, np.array([-1, 4, 1]))
+    with pytest.raises(ValueError, match="Split sizes sum to 4; expected 3"):
+        T.split(T.matrix("m", shape=(3, 2)), [1, 3], 2)
+    check_grad(lambda a: T.sum(T.split(a, [1, 3], 2, axis=1)[1] ** 2) + T.sum(T.split(a, [1, 3], 2, axis=1)[0]),
+               [xv])

@@ -39,6 +39,7 @@ from pytensor.tensor.basic import (
     ExtractDiag,
     Eye,
     Join,
+    Split,
     MakeVector,
     ScalarFromTensor,
     TensorFromScalar,
@@ -62,6 +63,7 @@ from pytensor.tensor.subtensor import (
 from ..builder import tensor as T
 from ..builder.ops.misc import Assert as BAssert
 from ..builder.ops.basic import DimShuffle as BDimShuffle
+from ..builder.ops.misc import SpecifyShape as BSpecifyShape
 from ..builder.ops.shape import Shape_i as BShape_i
 from ..builder.ops.shape import MakeVector as BMakeVector
 from .translate import Translator, Unsupported, register
@@ -171,7 +173,25 @@ def dimshuffle_folded(x: Any, order: tuple) -> Any:
 
 @register(DimShuffle)
 def _dimshuffle(tr: Translator, node: Any, ins: list) -> list:
-    return [dimshuffle_folded(ins[0], tuple(node.op.new_order))]
+    x, order = ins[0], tuple(node.op.new_order)
+    kept = {d for d in order if d != "x"}
+    unsure = [d for d in range(x.ndim) if d not in kept and x.type.shape[d] != 1]
+    if unsure:
+        # PyTensor drops an axis of unknown length after checking it is 1 at run time.
+        x = BSpecifyShape(tuple(1 if d in unsure else -1 for d in range(x.ndim)),
+                          what="DimShuffle: Attempting to squeeze axes with size not equal to one")(x)
+    return [dimshuffle_folded(x, order)]
+
+
+@register(Split)
+def _split(tr: Translator, node: Any, ins: list) -> list:
+    axis = tr.static_int(node.inputs[1])
+    if axis is None:
+        raise Unsupported(node.op, "a split along a symbolic axis")
+    sizes = ins[2]
+    if isinstance(node.inputs[2], PtConstant):
+        sizes = T.constant(np.asarray(node.inputs[2].data, dtype="int64"))
+    return T.split(ins[0], sizes, node.op.len_splits, axis=axis)
 
 
 _REDUCTIONS = {

@@ -38,7 +38,7 @@ from .. import config
 from ..graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
 from ..ops.basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
 from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast, elemwise_inputs, power as _power
-from ..ops.misc import SpecifyShape
+from ..ops.misc import Assert as _Assert, SpecifyShape
 from ..ops.shape import (MakeVector, Shape, Shape_i, carries_checks, checked_shape_of, dims_from_shape_arg,
                          symbolic_shape)
 from ..ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor, MaskNonzero
@@ -70,7 +70,7 @@ __all__ = [
     "arcsinh", "arccosh", "arctanh", "erf", "erfc", "round", "round_half_to_even", "round_half_away_from_zero",
     "sgn", "sign", "isnan", "isinf", "reciprocal", "inv", "deg2rad", "rad2deg",
     # structure
-    "dot", "outer", "transpose", "dimshuffle", "shape", "reshape", "flatten", "concatenate", "join", "stack",
+    "dot", "outer", "transpose", "dimshuffle", "shape", "reshape", "flatten", "concatenate", "join", "stack", "split",
     "sum", "mean", "max", "min", "prod", "all", "any",
     "set_subtensor", "inc_subtensor", "nonzero", "flatnonzero", "nonzero_values",
 ]
@@ -820,6 +820,46 @@ def concatenate(tensor_list: Sequence[Any], axis: int = 0) -> Variable:
 def join(axis: int, *tensors) -> Variable:
     """Theano's ``join(axis, *tensors)``."""
     return concatenate(tensors, axis)
+
+
+def split(x, splits_size, n_splits: int, axis: int = 0) -> list[Variable]:
+    """`x` cut along `axis` into `n_splits` pieces of sizes `splits_size` (Theano's ``T.split``).
+
+    `splits_size` is an integer vector (symbolic or not) of length `n_splits`;
+    its entries must be non-negative and sum to ``x.shape[axis]``
+    (``ValueError`` at run time otherwise, as PyTensor's ``Split``).
+
+    >>> from mlir_scan import tensor as T
+    >>> [p.type.shape for p in T.split(T.matrix("m", shape=(2, 5)), [2, 3], 2, axis=1)]
+    [(2, 2), (2, 3)]
+    """
+    x = as_tensor_variable(x)
+    ax = _norm_axis(axis, x.ndim, "split")
+    sizes = as_tensor_variable(splits_size)
+    if sizes.ndim != 1 or not is_int(sizes.dtype):
+        raise TypeError(f"split: splits_size must be an integer vector, got {sizes.type}")
+    if sizes.type.shape[0] is not None and sizes.type.shape[0] != n_splits:
+        raise ValueError(f"split: {n_splits} splits but splits_size has {sizes.type.shape[0]} entries")
+    if isinstance(sizes, Constant):
+        static = [int(v) for v in sizes.data]
+        if builtins.any(v < 0 for v in static):
+            raise ValueError("Split sizes cannot be negative")
+        n = x.type.shape[ax]
+        if n is not None and builtins.sum(static) != n:
+            raise ValueError(f"Split sizes sum to {builtins.sum(static)}; expected {n}")
+        parts = static
+    else:
+        x = _Assert("Split sizes cannot be negative", ValueError)(x, all(ge(sizes, 0)))
+        parts = [sizes[i] for i in range(n_splits)]
+    total = builtins.sum(parts) if isinstance(sizes, Constant) else sum(sizes)
+    x = _Assert("Split sizes do not sum to the length of the split axis", ValueError)(
+        x, eq(total, shape(x)[ax]))
+    out, start = [], 0
+    for size in parts:
+        stop = start + size
+        out.append(x[(slice(None),) * ax + (slice(start, stop),)])
+        start = stop
+    return out
 
 
 def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
