@@ -397,3 +397,52 @@ def test_crash_nonseq_grad_is_a_null_type_grad_error():
         T.grad(out.sum(), inp)
     assert issubclass(theano.gradient.NullTypeGradError, TypeError)
     assert issubclass(theano.gradient.DisconnectedInputError, ValueError)
+
+
+def test_grad_duplicate_outputs_hand_values():
+    # test_scan.py::test_grad_duplicate_outputs: one variable returned twice (a nitsot and a taps-[-3] mitsot).
+    seq, out_init, non_seq = T.dmatrix(), T.dmatrix(), T.dvector()
+    outs, _ = theano.scan(lambda a, b, c: (a + b + c, a + b + c), sequences=seq,
+                          outputs_info=[None, dict(initial=out_init, taps=[-3])], non_sequences=non_seq)
+    g0 = T.grad(outs[0].sum(), [seq, out_init, non_seq])
+    g1 = T.grad(outs[1].sum(), [seq, out_init, non_seq])
+    rng = np.random.RandomState(0)
+    got = theano.function([seq, out_init, non_seq], g0 + g1)(rng.rand(10, 3), rng.rand(3, 3), rng.rand(3))
+    expected_g_seq = np.repeat(np.array([4, 3, 3, 3, 2, 2, 2, 1, 1, 1.0])[:, None], 3, axis=1)
+    for g, want in zip(got, [expected_g_seq, expected_g_seq[:3], np.full(3, 22.0)] * 2):
+        np.testing.assert_allclose(g, want)
+
+
+def test_grad_duplicate_outputs_connection_pattern():
+    # test_scan.py::test_grad_duplicate_outputs_connection_pattern: every output depends on every state's
+    # initial value, none on n_steps or on a size. Inputs: n_steps, 2 mitsot, 2 sitsot, sizes.
+    from mlir_scan.builder.ops.autodiff import connection_pattern
+
+    out_init = [T.dvector(), T.dvector(), T.dmatrix(), T.dmatrix()]
+    outputs_info = [None, None, out_init[0], out_init[1], dict(initial=out_init[2], taps=[-2, -1]),
+                    dict(initial=out_init[3], taps=[-2, -1])]
+    outs, _ = theano.scan(lambda *a: [sum(a)] * 6, outputs_info=outputs_info, n_steps=10)
+    g = T.grad(outs[0].sum(), out_init[1])
+    node = outs[0].owner
+    pattern = connection_pattern(node)
+    assert len(pattern[0]) == 6
+    state_inputs = {1, 2, 3, 4}
+    assert pattern == [[j in state_inputs] * 6 for j in range(len(node.inputs))]
+    # d sum(outs[0]) / d out_init[1] by hand: the states double-ish each step; compare with NumPy.
+    vals = [np.ones(2) * 0.5, np.ones(2) * 0.25, np.ones((2, 2)) * 0.1, np.ones((2, 2)) * 0.2]
+
+    def forward(v1):
+        a0, a1, m2, m3 = [v.copy() for v in (vals[0], v1, vals[2], vals[3])]
+        hist2, hist3, total = list(m2), list(m3), 0.0
+        for _ in range(10):
+            s = a0 + a1 + hist2[-2] + hist2[-1] + hist3[-2] + hist3[-1]
+            total += s.sum()
+            a0, a1 = s, s
+            hist2.append(s)
+            hist3.append(s)
+        return total
+
+    eps = 1e-6
+    fd = [(forward(vals[1] + eps * e) - forward(vals[1] - eps * e)) / (2 * eps) for e in np.eye(2)]
+    got = theano.function(out_init, g)(*vals)
+    np.testing.assert_allclose(got, fd, rtol=1e-6)
