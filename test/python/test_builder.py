@@ -307,8 +307,8 @@ def test_indexing_errors_at_build_time():
         x[0, 0]
     with pytest.raises(IndexError, match="must be an integer"):
         x[T.dscalar()]
-    with pytest.raises(IndexError, match="advanced"):
-        x[[0, 1]]
+    with pytest.raises(IndexError, match="integer type"):
+        x[T.dvector()]
     with pytest.raises(ValueError, match="step cannot be zero"):
         x[::0]
     with pytest.raises(IndexError, match="out of bounds"):
@@ -560,8 +560,11 @@ def test_mitsot_taps_order():
     for _ in range(3):
         seq.append(seq[-2] * 10 + seq[-1])
     np.testing.assert_array_equal(got[1], seq[2:])
-    with pytest.raises(ValueError, match="init has 3 rows but its taps need 2"):
-        f([0.0, 1.0, 2.0])
+    # Extra rows: the first -min(taps) are used (Theano's and PyTensor's initial[:2]).
+    for a, b in zip(f([0.0, 1.0, 2.0]), got):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="init has 1 rows but its taps need 2"):
+        f([0.0])
 
 
 def test_multiple_outputs_and_return_forms():
