@@ -23,6 +23,8 @@ What the mode does is in :mod:`.linker`; the translation of PyTensor ops in
 
 from __future__ import annotations
 
+from typing import Any
+
 try:
     import pytensor  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -33,11 +35,11 @@ from pytensor.compile.mode import Mode, predefined_modes, register_mode
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
 from . import elemwise, scan, tensor_ops  # noqa: F401  (register their translations)
-from .linker import EXCLUDED_REWRITES, CompileError, MlirScanLinker, UnsupportedOpError
+from .linker import EXCLUDED_REWRITES, CompileError, FallbackWarning, MlirScanLinker, UnsupportedOpError
 from .translate import TRANSLATORS, Unsupported
 
 __all__ = ["mode", "get_mode", "MlirScanLinker", "UnsupportedOpError", "CompileError", "Unsupported",
-           "TRANSLATORS", "EXCLUDED_REWRITES", "supported_ops"]
+           "FallbackWarning", "TRANSLATORS", "EXCLUDED_REWRITES", "supported_ops", "left_to_pytensor"]
 
 
 def get_mode(strict: bool = False) -> Mode:
@@ -62,6 +64,24 @@ def supported_ops() -> list[str]:
     True
     """
     return sorted(cls.__name__ for cls in TRANSLATORS)
+
+
+def left_to_pytensor(f: Any) -> list[tuple[str, str]]:
+    """What a function compiled in this mode left to PyTensor: ``(op type, why)`` pairs.
+
+    Empty when the whole graph is one mlir-scan module. The first entry is why
+    the whole graph is not (the op type is ``""`` when no single op is to
+    blame); the others are the Scans PyTensor runs itself.
+
+    >>> import pytensor, pytensor.tensor as pt
+    >>> x = pt.dvector("x")
+    >>> left_to_pytensor(pytensor.function([x], pt.exp(x), mode=mode))
+    []
+    """
+    linker = getattr(getattr(f, "maker", None), "linker", None)
+    if not isinstance(linker, MlirScanLinker):
+        raise TypeError(f"left_to_pytensor: {f!r} is not a function compiled in the MLIR_SCAN mode")
+    return [("" if op is None else type(op).__name__, why) for op, why in linker.left_to_pytensor]
 
 
 #: The mode object (``pytensor.function(..., mode=mlir_scan.pytensor.mode)``).

@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from pytensor.link.basic import JITLinker
@@ -41,7 +42,17 @@ from .fallback import compile_scans, describe_failure
 from .rewrites import EXCLUDED_REWRITES
 from .translate import Translator, Unsupported
 
-__all__ = ["MlirScanLinker", "UnsupportedOpError", "CompileError", "EXCLUDED_REWRITES"]
+__all__ = ["MlirScanLinker", "UnsupportedOpError", "CompileError", "FallbackWarning", "EXCLUDED_REWRITES"]
+
+
+class FallbackWarning(UserWarning):
+    """A compiled function runs (part of) its graph in PyTensor instead of mlir-scan.
+
+    Warned once per compiled function; the message names the op types and
+    why. ``mlir_scan.pytensor.left_to_pytensor(f)`` lists them;
+    ``warnings.simplefilter("ignore", FallbackWarning)`` silences it, and
+    ``get_mode(strict=True)`` makes it an error.
+    """
 
 
 class UnsupportedOpError(NotImplementedError):
@@ -143,6 +154,13 @@ class MlirScanLinker(JITLinker):
         no_recycling = [replaced.get(v, v) for v in self.no_recycling]
         self.whole_graph = False
         self.left_to_pytensor = [reason] + left
+        ops = sorted({type(op).__name__ for op, _ in self.left_to_pytensor if op is not None})
+        compiled = f"; {len(new_nodes)} of its Scans are compiled by mlir-scan" if new_nodes else ""
+        warnings.warn(
+            f"mlir-scan: this function runs in PyTensor, not as one mlir-scan module"
+            f"{' (ops: ' + ', '.join(ops) + ')' if ops else ''}: {reason[1]}{compiled}. "
+            "mlir_scan.pytensor.left_to_pytensor(f) lists what was left to PyTensor and why.",
+            FallbackWarning, stacklevel=2)
         self.ir = "\n".join(n.op.ir for n in new_nodes) or None
         vm = VMLinker(allow_gc=self.allow_gc, use_cloop=False)
         vm = vm.accept(self.fgraph, no_recycling, self.profile)
