@@ -788,11 +788,12 @@ def test_advanced_indexing_in_a_scan_and_its_gradient():
                 np.array([[0, 5], [2, 2], [4, 1]]), rtol=1e-10)
 
 
+class ParameterError(ValueError):
+    """A module-level exception class (PyTensor 2.38 pickles the op that raises it)."""
+
+
 def test_check_and_raise_translated_with_pytensors_exception():
     from pytensor.raise_op import Assert, CheckAndRaise
-
-    class ParameterError(ValueError):
-        pass
 
     x = pt.dvector("x")
     checked = CheckAndRaise(ParameterError, "sigma must be positive")(x, pt.all(x > 0), pt.all(x > -1))

@@ -36,7 +36,7 @@ from pytensor.graph.basic import Constant as PtConstant
 from pytensor.graph.basic import Variable as PtVariable
 from pytensor.graph.traversal import io_toposort
 from pytensor.scalar.basic import ScalarType
-from pytensor.tensor.type_other import NoneTypeT
+from pytensor.tensor.type_other import MakeSlice, NoneTypeT, SliceType
 from pytensor.tensor.type import TensorType as PtTensorType
 
 from ..builder import tensor as T
@@ -200,12 +200,15 @@ class Translator:
 
         A scan buffer read only through its hint (see scan.BufferHint) has no value,
         nor has ``NoneConst`` (an argument not given, as SpecifyShape's unknown
-        sizes): their translators read ``node.inputs`` instead.
+        sizes), nor a slice (``MakeSlice``, PyTensor 2.38's advanced-index
+        entries): their translators read ``node.inputs`` instead.
         """
         if pt_var in self.buffers and pt_var not in self.values:
             return None
         if isinstance(pt_var, PtConstant) and isinstance(pt_var.type, NoneTypeT):
             return None
+        if isinstance(pt_var.type, SliceType):
+            return None  # (PyTensor 2.38's advanced-index slices: read from node.inputs)
         return self.value(pt_var)
 
     # -- types -----------------------------------------------------------------------------
@@ -238,3 +241,9 @@ class Translator:
         builder), anything else as its builder value."""
         k = self.static_int(pt_var)
         return k if k is not None else self.value(pt_var)
+
+
+@register(MakeSlice)
+def _make_slice(tr: Translator, node: Any, ins: list) -> list:
+    # No value of its own: the AdvancedSubtensor reading it rebuilds the slice.
+    return [None]
