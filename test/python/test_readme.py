@@ -26,6 +26,10 @@ def test_readme_has_python_examples():
 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda b: b.splitlines()[0][:40])
 def test_python_block_runs(block):
+    if block.startswith("import pymc"):
+        # PyMC is not a dependency of the test extra (it pins PyTensor 2.38): .ci/run's
+        # second stage installs it and runs this block.
+        pytest.importorskip("pymc", reason="the PyMC example needs PyMC (pip install pymc)")
     proc = subprocess.run([sys.executable, "-c", block], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
