@@ -1,0 +1,1117 @@
+"""Linear algebra: inverse, solves, Cholesky, determinants and block-diagonal matrices.
+
+The ops follow PyTensor's (``pytensor.tensor.linalg``) and Theano's
+(``theano.tensor.nlinalg``/``slinalg``) definitions, results and gradients:
+
+* :class:`MatrixInverse` (``inv``): a singular matrix (a zero pivot in the
+  LU factorization) raises ``numpy.linalg.LinAlgError`` when the function
+  runs, as PyTensor's default mode does;
+* :class:`Solve` (``assume_a`` ``"gen"``, ``"sym"``, ``"her"``, ``"pos"``,
+  ``"tridiagonal"``, ``"banded"``): a singular (or, with ``"pos"``, not
+  positive-definite) matrix gives NaN, as PyTensor's ``Solve`` does;
+  ``"sym"``/``"pos"`` read only the triangle `lower` names;
+* :class:`SolveTriangular` (`lower`, `trans`, `unit_diagonal`): a zero on the
+  diagonal gives NaN (LAPACK's ``trtrs``);
+* :class:`Cholesky` (`lower`): a matrix that is not positive-definite gives a
+  matrix of NaN (PyTensor's default ``on_error="nan"``);
+* :class:`CholeskySolve` (``cho_solve``): plain substitution, no check
+  (LAPACK's ``potrs``: a zero on the diagonal gives inf/NaN);
+* :class:`Det`, :class:`SLogDet`: a singular matrix gives ``0`` and
+  ``(0, -inf)``;
+* :class:`BlockDiagonal`: the matrices on the diagonal of a zero matrix;
+* :class:`Matmul`: NumPy's ``matmul`` of stacks of matrices (the gradients use it).
+
+Every op takes leading batch dimensions (PyTensor's ``Blockwise``): the
+batch dimensions of the inputs broadcast (a dimension of static size 1
+broadcasts; other sizes must agree, checked when the function runs) and the
+op loops over them. Square matrices and matching sizes are checked at run
+time (``ValueError``).
+
+The algorithms are emitted as loops in the function itself (no library call
+per matrix): Gaussian elimination with partial pivoting (LAPACK's ``getrf``
+pivoting rule) applied to the right-hand sides as it goes, then back
+substitution; Cholesky row by row; forward/back substitution. Every inner
+loop runs along a row (contiguous memory) so that LLVM can vectorize it;
+see ``docs/linalg.md``.
+
+Example::
+
+    >>> import numpy as np
+    >>> from mlir_scan import tensor as T
+    >>> A, b = T.matrix("A"), T.vector("b")
+    >>> x = Solve()(A, b)
+    >>> x.type
+    TensorType(float64, (None,))
+    >>> x.eval({A: np.array([[2.0, 1.0], [1.0, 3.0]]), b: np.array([3.0, 5.0])}).round(6).tolist()
+    [0.8, 1.4]
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..emitter import Block
+from ..graph import Apply, Op, TensorType, Variable, is_float, upcast
+from .elemwise import broadcast_shapes
+
+__all__ = ["MatrixInverse", "Solve", "SolveTriangular", "Cholesky", "CholeskySolve", "Det", "SLogDet",
+           "BlockDiagonal", "Matmul", "matmul", "LinAlgError"]
+
+LinAlgError = np.linalg.LinAlgError
+
+
+# -- helpers: types -------------------------------------------------------------------------------
+
+
+def _T():
+    from .. import tensor as T  # noqa: N812  (late: the DSL imports the ops)
+
+    return T
+
+
+def _as_var(x) -> Variable:
+    return x if isinstance(x, Variable) else _T().as_tensor_variable(x)
+
+
+def _out_dtype(*dtypes: str) -> str:
+    """PyTensor's ``linalg_output_dtype``: float32 stays float32, the rest is float64."""
+    d = upcast(*dtypes)
+    return d if is_float(d) else "float64"
+
+
+def _to_float(x: Variable, dtype: str) -> Variable:
+    return x if x.dtype == dtype else _T().cast(x, dtype)
+
+
+def _batch(inputs: Sequence[Variable], core_nd: Sequence[int], what: str) -> tuple:
+    for v, k in zip(inputs, core_nd):
+        if v.ndim < k:
+            raise ValueError(f"{what}: input {v} has rank {v.ndim}, expected at least {k} (core rank)")
+    try:
+        return broadcast_shapes([v.type.shape[: v.ndim - k] for v, k in zip(inputs, core_nd)], f"{what}: batch ")
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# -- helpers: emitting loops ----------------------------------------------------------------------
+
+
+def _for(b: Block, lo: str, hi: str, inits: Sequence[tuple[str, str]],
+         body: Callable[[Block, str, list[str]], list[str]]) -> list[str]:
+    """``scf.for %i = lo to hi`` carrying `inits` ((ssa, type) pairs); `body` returns the new values."""
+    iv = b.module.fresh("i")
+    args = [b.module.fresh("c") for _ in inits]
+    inner = b.child(inherit=True)
+    new = body(inner, iv, args)
+    types = ", ".join(t for _, t in inits)
+    inner.stmt(f"scf.yield {', '.join(new)} : {types}")
+    res = b.module.fresh("for")
+    lhs = res if len(inits) == 1 else f"{res}:{len(inits)}"
+    iters = ", ".join(f"{a} = {s}" for a, (s, _) in zip(args, inits))
+    b.stmt(f"{lhs} = scf.for {iv} = {lo} to {hi} step {b.index(1)} iter_args({iters}) -> ({types}) {{")
+    b.lines.extend(inner.lines)
+    b.stmt("}")
+    return [res] if len(inits) == 1 else [f"{res}#{i}" for i in range(len(inits))]
+
+
+def _if(b: Block, cond: str, then_fn: Callable[[Block], list[str]], else_fn: Callable[[Block], list[str]],
+        types: Sequence[str]) -> list[str]:
+    """``scf.if`` yielding values of `types`."""
+    tb, eb = b.child(inherit=True), b.child(inherit=True)
+    tb.stmt(f"scf.yield {', '.join(then_fn(tb))} : {', '.join(types)}")
+    eb.stmt(f"scf.yield {', '.join(else_fn(eb))} : {', '.join(types)}")
+    res = b.module.fresh("if")
+    lhs = res if len(types) == 1 else f"{res}:{len(types)}"
+    b.stmt(f"{lhs} = scf.if {cond} -> ({', '.join(types)}) {{")
+    b.lines.extend(tb.lines)
+    b.stmt("} else {")
+    b.lines.extend(eb.lines)
+    b.stmt("}")
+    return [res] if len(types) == 1 else [f"{res}#{i}" for i in range(len(types))]
+
+
+class _M:
+    """A core value (matrix or vector) being computed: its SSA name, type and sizes."""
+
+    def __init__(self, ssa: str, t: TensorType, rows: str, cols: str | None):
+        self.ssa, self.t, self.rows, self.cols = ssa, t, rows, cols
+
+    def get(self, b: Block, i: str, j: str | None = None, ssa: str | None = None) -> str:
+        idx = f"{i}, {j}" if self.t.ndim == 2 else i
+        return b.op(f"tensor.extract {ssa or self.ssa}[{idx}] : {self.t.mlir}")
+
+    def put(self, b: Block, v: str, i: str, j: str | None = None, ssa: str | None = None) -> str:
+        idx = f"{i}, {j}" if self.t.ndim == 2 else i
+        return b.op(f"tensor.insert {v} into {ssa or self.ssa}[{idx}] : {self.t.mlir}")
+
+    @property
+    def width(self) -> str | None:
+        return self.cols
+
+
+def _f(b: Block, op: str, x: str, y: str, dt: str) -> str:
+    return b.op(f"arith.{op} {x}, {y} : {dt}")
+
+
+def _row_update(b: Block, B: _M, acc: str, dst: str, src: str, coef: str, dt: str) -> str:
+    """``B[dst, :] -= coef * B[src, :]`` on the carried tensor `acc` (a vector: one element)."""
+    if B.t.ndim == 1:
+        x = B.get(b, src, ssa=acc)
+        y = B.get(b, dst, ssa=acc)
+        return B.put(b, _f(b, "subf", y, _f(b, "mulf", coef, x, dt), dt), dst, ssa=acc)
+
+    def body(bb: Block, j: str, c: list[str]) -> list[str]:
+        x = B.get(bb, src, j, ssa=c[0])
+        y = B.get(bb, dst, j, ssa=c[0])
+        return [B.put(bb, _f(bb, "subf", y, _f(bb, "mulf", coef, x, dt), dt), dst, j, ssa=c[0])]
+
+    return _for(b, b.index(0), B.cols, [(acc, B.t.mlir)], body)[0]
+
+
+def _row_div(b: Block, B: _M, acc: str, row: str, d: str, dt: str) -> str:
+    """``B[row, :] /= d``."""
+    if B.t.ndim == 1:
+        return B.put(b, _f(b, "divf", B.get(b, row, ssa=acc), d, dt), row, ssa=acc)
+
+    def body(bb: Block, j: str, c: list[str]) -> list[str]:
+        return [B.put(bb, _f(bb, "divf", B.get(bb, row, j, ssa=c[0]), d, dt), row, j, ssa=c[0])]
+
+    return _for(b, b.index(0), B.cols, [(acc, B.t.mlir)], body)[0]
+
+
+def _rev(b: Block, n: str, ii: str) -> str:
+    """``n - 1 - ii``."""
+    return b.iop("subi", b.iop("subi", n, b.index(1)), ii)
+
+
+def _nan_if(b: Block, bad: str, M: _M, dims: Sequence[str]) -> str:
+    """`M` or, when the ``i1`` `bad` holds, a tensor of NaN of its shape."""
+    dt = M.t.dtype
+    nan = b.const(float("nan"), dt)
+    return _if(b, bad, lambda bb: [bb.filled(M.t, dims, nan)], lambda bb: [M.ssa], [M.t.mlir])[0]
+
+
+def _cast_core(b: Block, ssa: str, src: TensorType, dst: TensorType) -> str:
+    return b.tensor_cast(ssa, src, dst)
+
+
+def _dims_of(b: Block, ssa: str, t: TensorType) -> list[str]:
+    return b.dims(ssa, t)
+
+
+# -- algorithms -----------------------------------------------------------------------------------
+
+
+def _lu(b: Block, A: _M, n: str, rhs: _M | None) -> tuple[str, str | None, str, str]:
+    """Gaussian elimination with partial pivoting of the (writable copy of) `A`, applied to `rhs`.
+
+    Returns (LU, reduced rhs or None, sign of the permutation, singular flag).
+    The pivot of column k is the first row of largest magnitude (LAPACK's
+    ``idamax``); a zero pivot sets the flag and skips that column's
+    elimination (LAPACK's ``getrf``: the factorization goes on).
+    """
+    dt, et = A.t.dtype, A.t.mlir_elem
+    one_f, zero_f = b.const(1.0, dt), b.const(0.0, dt)
+    inits = [(A.ssa, A.t.mlir)] + ([(rhs.ssa, rhs.t.mlir)] if rhs else []) + [(one_f, et), (b.const(False, "bool"), "i1")]
+
+    def step(bb: Block, k: str, c: list[str]) -> list[str]:
+        a = c[0]
+        r = c[1] if rhs else None
+        sign, sing = c[-2], c[-1]
+        one = bb.index(1)
+        k1 = bb.iop("addi", k, one)
+
+        def search(sb: Block, i: str, s: list[str]) -> list[str]:
+            v = sb.op(f"math.absf {A.get(sb, i, k, ssa=a)} : {et}")
+            better = sb.op(f"arith.cmpf ogt, {v}, {s[1]} : {et}")
+            return [sb.select(better, i, s[0], "index"), sb.select(better, v, s[1], et)]
+
+        p, _ = _for(bb, k, n, [(k, "index"), (bb.const(-1.0, dt), et)], search)
+        piv = A.get(bb, p, k, ssa=a)
+        zero = bb.op(f"arith.cmpf oeq, {piv}, {zero_f} : {et}")
+        sing2 = bb.op(f"arith.ori {sing}, {zero} : i1")
+        moved = bb.icmp("ne", p, k)
+        sign2 = bb.select(moved, bb.op(f"arith.negf {sign} : {et}"), sign, et)
+        # Swap rows k and p (no-op loops when p == k).
+        swap_hi = bb.select(moved, n, bb.index(0), "index")
+
+        def swap(sb: Block, j: str, s: list[str]) -> list[str]:
+            x, y = A.get(sb, k, j, ssa=s[0]), A.get(sb, p, j, ssa=s[0])
+            return [A.put(sb, x, p, j, ssa=A.put(sb, y, k, j, ssa=s[0]))]
+
+        a = _for(bb, bb.index(0), swap_hi, [(a, A.t.mlir)], swap)[0]
+        if rhs is not None:
+            if rhs.t.ndim == 1:
+                def swap_r(sb: Block) -> list[str]:
+                    x, y = rhs.get(sb, k, ssa=r), rhs.get(sb, p, ssa=r)
+                    return [rhs.put(sb, x, p, ssa=rhs.put(sb, y, k, ssa=r))]
+
+                r = _if(bb, moved, swap_r, lambda sb: [r], [rhs.t.mlir])[0]
+            else:
+                r_hi = bb.select(moved, rhs.cols, bb.index(0), "index")
+
+                def swap_m(sb: Block, j: str, s: list[str]) -> list[str]:
+                    x, y = rhs.get(sb, k, j, ssa=s[0]), rhs.get(sb, p, j, ssa=s[0])
+                    return [rhs.put(sb, x, p, j, ssa=rhs.put(sb, y, k, j, ssa=s[0]))]
+
+                r = _for(bb, bb.index(0), r_hi, [(r, rhs.t.mlir)], swap_m)[0]
+        recip = bb.op(f"arith.divf {one_f}, {piv} : {et}")
+        elim_hi = bb.select(zero, k1, n, "index")
+
+        def elim(eb: Block, i: str, s: list[str]) -> list[str]:
+            aa = s[0]
+            lval = _f(eb, "mulf", A.get(eb, i, k, ssa=aa), recip, et)
+            aa = A.put(eb, lval, i, k, ssa=aa)
+
+            def upd(ub: Block, j: str, u: list[str]) -> list[str]:
+                x = A.get(ub, k, j, ssa=u[0])
+                y = A.get(ub, i, j, ssa=u[0])
+                return [A.put(ub, _f(ub, "subf", y, _f(ub, "mulf", lval, x, et), et), i, j, ssa=u[0])]
+
+            aa = _for(eb, k1, n, [(aa, A.t.mlir)], upd)[0]
+            if rhs is None:
+                return [aa]
+            return [aa, _row_update(eb, rhs, s[1], i, k, lval, et)]
+
+        carried = [(a, A.t.mlir)] + ([(r, rhs.t.mlir)] if rhs else [])
+        out = _for(bb, k1, elim_hi, carried, elim)
+        return out + [sign2, sing2]
+
+    res = _for(b, b.index(0), n, inits, step)
+    if rhs is None:
+        return res[0], None, res[1], res[2]
+    return res[0], res[1], res[2], res[3]
+
+
+def _tri(b: Block, A: _M, B: _M, n: str, lower: bool, transposed: bool, unit: bool) -> str:
+    """Solves ``M X = B`` in place of (a copy of) `B`: M is `A` (``A.T`` if `transposed`),
+    lower- (`lower`) or upper-triangular, with a unit diagonal if `unit`.
+
+    `A` alone gives the row form (B[i] -= A[i, k] B[k] along row i of A);
+    ``A.T`` the column form (B[i] -= A[k, i] B[k] along row k of A): both read
+    A by rows and update B by rows.
+    """
+    et = A.t.mlir_elem
+    zero = b.index(0)
+
+    if not transposed:
+        def row(rb: Block, ii: str, c: list[str]) -> list[str]:
+            i = ii if lower else _rev(rb, n, ii)
+            lo, hi = (zero, i) if lower else (rb.iop("addi", i, rb.index(1)), n)
+
+            def acc(kb: Block, k: str, s: list[str]) -> list[str]:
+                return [_row_update(kb, B, s[0], i, k, A.get(kb, i, k), et)]
+
+            x = _for(rb, lo, hi, [(c[0], B.t.mlir)], acc)[0]
+            if not unit:
+                x = _row_div(rb, B, x, i, A.get(rb, i, i), et)
+            return [x]
+
+        return _for(b, zero, n, [(B.ssa, B.t.mlir)], row)[0]
+
+    # M = A.T: M lower <=> the rows of A hold the columns of M.
+    def col(cb: Block, kk: str, c: list[str]) -> list[str]:
+        k = kk if lower else _rev(cb, n, kk)
+        x = c[0]
+        if not unit:
+            x = _row_div(cb, B, x, k, A.get(cb, k, k), et)
+        lo, hi = (cb.iop("addi", k, cb.index(1)), n) if lower else (zero, k)
+
+        def acc(ib: Block, i: str, s: list[str]) -> list[str]:
+            return [_row_update(ib, B, s[0], i, k, A.get(ib, k, i), et)]
+
+        return [_for(cb, lo, hi, [(x, B.t.mlir)], acc)[0]]
+
+    return _for(b, zero, n, [(B.ssa, B.t.mlir)], col)[0]
+
+
+def _zero_diag(b: Block, A: _M, n: str) -> str:
+    """Whether a diagonal element of `A` is zero (an ``i1``)."""
+    et = A.t.mlir_elem
+    zf = b.const(0.0, A.t.dtype)
+
+    def body(bb: Block, i: str, c: list[str]) -> list[str]:
+        z = bb.op(f"arith.cmpf oeq, {A.get(bb, i, i)}, {zf} : {et}")
+        return [bb.op(f"arith.ori {c[0]}, {z} : i1")]
+
+    return _for(b, b.index(0), n, [(b.const(False, "bool"), "i1")], body)[0]
+
+
+def _cholesky_lower(b: Block, A: _M, n: str, read_lower: bool) -> tuple[str, str]:
+    """The lower Cholesky factor of the symmetric matrix whose `read_lower` triangle `A` holds
+    (row by row: L[i, j] = (A[i, j] - L[i, :j] . L[j, :j]) / L[j, j]), and the
+    failure flag (a pivot that is not > 0, or NaN: LAPACK's ``potrf``)."""
+    dt, et = A.t.dtype, A.t.mlir_elem
+    lt = TensorType(dt, A.t.shape)
+    zf = b.const(0.0, dt)
+    L0 = b.filled(lt, [n, n], zf)
+    L = _M(L0, lt, n, n)
+
+    def a_at(bb: Block, i: str, j: str) -> str:  # j <= i
+        return A.get(bb, i, j) if read_lower else A.get(bb, j, i)
+
+    def dot(bb: Block, l_ssa: str, i: str, j: str, start: str) -> str:
+        def body(db: Block, k: str, s: list[str]) -> list[str]:
+            p = _f(db, "mulf", L.get(db, i, k, ssa=l_ssa), L.get(db, j, k, ssa=l_ssa), et)
+            return [_f(db, "subf", s[0], p, et)]
+
+        return _for(bb, b.index(0), j, [(start, et)], body)[0]
+
+    def row(rb: Block, i: str, c: list[str]) -> list[str]:
+        l_ssa, fail = c
+
+        def off(ob: Block, j: str, s: list[str]) -> list[str]:
+            v = dot(ob, s[0], i, j, a_at(ob, i, j))
+            v = _f(ob, "divf", v, L.get(ob, j, j, ssa=s[0]), et)
+            return [L.put(ob, v, i, j, ssa=s[0])]
+
+        l_ssa = _for(rb, rb.index(0), i, [(l_ssa, lt.mlir)], off)[0]
+        d = dot(rb, l_ssa, i, i, a_at(rb, i, i))
+        bad = rb.op(f"arith.cmpf ule, {d}, {zf} : {et}")
+        l_ssa = L.put(rb, rb.op(f"math.sqrt {d} : {et}"), i, i, ssa=l_ssa)
+        return [l_ssa, rb.op(f"arith.ori {fail}, {bad} : i1")]
+
+    res = _for(b, b.index(0), n, [(L0, lt.mlir), (b.const(False, "bool"), "i1")], row)
+    return res[0], res[1]
+
+
+def _transpose(b: Block, ssa: str, t: TensorType, dims: Sequence[str]) -> str:
+    ot = TensorType(t.dtype, (t.shape[1], t.shape[0]))
+    empty = b.empty(ot, [dims[1], dims[0]])
+    return b.generic([(ssa, t, "(d1, d0)")], [(empty, ot, "(d0, d1)")], ["parallel", "parallel"],
+                     lambda bb, args: [args[0]])[0]
+
+
+def _check_square(b: Block, ssa: str, t: TensorType, what: str) -> tuple[str, str]:
+    r, c = b.dim(ssa, t, t.ndim - 2), b.dim(ssa, t, t.ndim - 1)
+    if not (t.shape[-1] is not None and t.shape[-2] is not None):
+        b.check(b.icmp("ne", r, c), f"{what}: expected a square matrix, got {{have}} x {{need}}", r, c)
+    return r, c
+
+
+def _check_rows(b: Block, n: str, rhs_ssa: str, rt: TensorType, core: int, what: str) -> None:
+    m = b.dim(rhs_ssa, rt, rt.ndim - core)
+    b.check(b.icmp("ne", m, n), f"{what}: the right-hand side has {{have}} rows, the matrix {{need}}", m, n)
+
+
+# -- batching -------------------------------------------------------------------------------------
+
+
+def _core_type(t: TensorType, k: int) -> TensorType:
+    return TensorType(t.dtype, t.shape[t.ndim - k:])
+
+
+def _batched(b: Block, node: Apply, inputs: list[str], core_in: Sequence[int], core_out: Sequence[int],
+             out_core_dims: Callable[[Block, list[list[str]]], list[list[str]]],
+             core: Callable[[Block, list[tuple[str, TensorType]]], list[str]], what: str) -> list[str]:
+    """Applies `core` to every matrix of the broadcast batch dimensions.
+
+    `core(block, [(ssa, core type)])` returns the core outputs (of the core
+    types of the node's outputs); `out_core_dims(block, in_core_dims)` gives
+    their sizes (for allocating the batched outputs).
+    """
+    ins = node.inputs
+    outs = node.outputs
+    rank = outs[0].ndim - core_out[0]
+    cin = [_core_type(v.type, k) for v, k in zip(ins, core_in)]
+    if rank == 0:
+        return core(b, [(s, t) for s, t in zip(inputs, cin)])
+    # Batch sizes (broadcast, checked).
+    sizes: list[str] = []
+    bshape = outs[0].type.shape[:rank]
+    for d in range(rank):
+        cands = []
+        for s, v, k in zip(inputs, ins, core_in):
+            r = v.ndim - k
+            e = d - (rank - r)
+            if e >= 0 and v.type.shape[e] != 1:
+                cands.append((s, v, e))
+        if bshape[d] is not None and bshape[d] != 1:
+            ref = b.index(bshape[d])
+            known = True
+        elif cands:
+            s0, v0, e0 = cands.pop(0)
+            ref = b.dim(s0, v0.type, e0)
+            known = v0.type.shape[e0] is not None
+        else:
+            ref = b.index(1)
+            known = True
+        for s, v, e in cands:
+            if v.type.shape[e] is None or not known:
+                have = b.dim(s, v.type, e)
+                b.check(b.icmp("ne", have, ref), f"{what}: batch dimension {d}: size {{have}} != {{need}} "
+                        "(only dimensions of static size 1 broadcast)", have, ref)
+        sizes.append(ref)
+    in_core_dims = [[b.dim(s, v.type, v.ndim - k + j) for j in range(k)] for s, v, k in zip(inputs, ins, core_in)]
+    ocd = out_core_dims(b, in_core_dims)
+    inits = []
+    for o, k, dims in zip(outs, core_out, ocd):
+        inits.append((b.empty(o.type, sizes + list(dims)), o.type.mlir))
+
+    def lit(t_size, ssa: str) -> str:
+        return str(t_size) if t_size is not None else ssa
+
+    def body(bb: Block, ivs: list[str], carried: list[str]) -> list[str]:
+        cores = []
+        for s, v, k, ct, dims in zip(inputs, ins, core_in, cin, in_core_dims):
+            r = v.ndim - k
+            offs = []
+            for e in range(r):
+                d = e + rank - r
+                offs.append(bb.index(0) if v.type.shape[e] == 1 and bshape[d] != 1 else ivs[d])
+            if k == 0:
+                cores.append((bb.op(f"tensor.extract {s}[{', '.join(offs)}] : {v.type.mlir}") if r else s, ct))
+                continue
+            offsets = ", ".join(offs + ["0"] * k)
+            szs = ", ".join(["1"] * r + [lit(ct.shape[j], dims[j]) for j in range(k)])
+            ones = ", ".join(["1"] * v.ndim)
+            cores.append((bb.op(f"tensor.extract_slice {s}[{offsets}] [{szs}] [{ones}] : {v.type.mlir} to {ct.mlir}"),
+                          ct))
+        res = core(bb, cores)
+        new = []
+        for o, k, dims, r_ssa, acc in zip(outs, core_out, ocd, res, carried):
+            if k == 0:
+                new.append(bb.op(f"tensor.insert {r_ssa} into {acc}[{', '.join(ivs)}] : {o.type.mlir}"))
+                continue
+            ct = _core_type(o.type, k)
+            offsets = ", ".join(list(ivs) + ["0"] * k)
+            szs = ", ".join(["1"] * rank + [lit(ct.shape[j], dims[j]) for j in range(k)])
+            ones = ", ".join(["1"] * o.ndim)
+            new.append(bb.op(f"tensor.insert_slice {r_ssa} into {acc}[{offsets}] [{szs}] [{ones}] : "
+                             f"{ct.mlir} into {o.type.mlir}"))
+        return new
+
+    from .advanced_subtensor import for_nest
+
+    return for_nest(b, sizes, inits, body)
+
+
+# -- gradient helpers -----------------------------------------------------------------------------
+
+
+def _mT(x: Variable) -> Variable:
+    T = _T()
+    return T.swapaxes(x, x.ndim - 1, x.ndim - 2)
+
+
+def _sum_to(g: Variable, like: Variable) -> Variable:
+    """`g` summed over the batch dimensions `like` broadcasts along (a Blockwise gradient)."""
+    T = _T()
+    extra = g.ndim - like.ndim
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = [d for d in range(like.ndim) if like.type.shape[d] == 1 and g.type.shape[d] != 1]
+    if axes:
+        g = g.sum(axis=tuple(axes), keepdims=True)
+    if g.dtype != like.dtype and is_float(like.dtype):
+        g = T.cast(g, like.dtype)
+    return g
+
+
+def _tri_mask(x: Variable, lower: bool, k: int = 0) -> Variable:
+    T = _T()
+    r = T.arange(x.shape[x.ndim - 2]).dimshuffle(0, "x")
+    c = T.arange(x.shape[x.ndim - 1]).dimshuffle("x", 0)
+    return T.ge(r + k, c) if lower else T.le(r + k, c)
+
+
+def tril(x: Variable, k: int = 0) -> Variable:
+    """The lower triangle of (each matrix of) `x`, zeros elsewhere (NumPy's ``tril``)."""
+    T = _T()
+    return T.switch(_tri_mask(x, True, k), x, T.zeros_like(x))
+
+
+def triu(x: Variable, k: int = 0) -> Variable:
+    """The upper triangle of (each matrix of) `x`, zeros elsewhere (NumPy's ``triu``)."""
+    T = _T()
+    m = _tri_mask(x, True, k - 1)
+    return T.switch(m, T.zeros_like(x), x)
+
+
+def _diag_of(x: Variable) -> Variable:
+    """x with everything off the diagonal zeroed (batched)."""
+    T = _T()
+    r = T.arange(x.shape[x.ndim - 2]).dimshuffle(0, "x")
+    c = T.arange(x.shape[x.ndim - 1]).dimshuffle("x", 0)
+    return T.switch(T.eq(r, c), x, T.zeros_like(x))
+
+
+def _expand2(x: Variable) -> Variable:
+    """A batch of scalars as a batch of 1x1 matrices (for broadcasting)."""
+    return x.dimshuffle(*range(x.ndim), "x", "x")
+
+
+# -- matmul ---------------------------------------------------------------------------------------
+
+
+class Matmul(Op):
+    """NumPy's ``matmul`` of stacks of matrices (both of rank >= 2, batch dimensions broadcast)."""
+
+    def make_node(self, a, b_) -> Apply:
+        a, b_ = _as_var(a), _as_var(b_)
+        if a.ndim < 2 or b_.ndim < 2:
+            raise ValueError(f"matmul: inputs must have rank >= 2, got {a.type} and {b_.type}")
+        if a.type.shape[-1] is not None and b_.type.shape[-2] is not None and a.type.shape[-1] != b_.type.shape[-2]:
+            raise ValueError(f"matmul: shapes {a.type.shape} and {b_.type.shape} do not match")
+        dt = upcast(a.dtype, b_.dtype)
+        batch = _batch([a, b_], [2, 2], "matmul")
+        return Apply(self, [a, b_], [TensorType(dt, batch + (a.type.shape[-2], b_.type.shape[-1]))])
+
+    def infer_shape(self, node, input_shapes):
+        return None
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        a, c = node.inputs
+        out = node.outputs[0].type
+        dt, et = out.dtype, out.mlir_elem
+        k_a, k_b = b.dim(inputs[0], a.type, a.ndim - 1), b.dim(inputs[1], c.type, c.ndim - 2)
+        if a.type.shape[-1] is None or c.type.shape[-2] is None:
+            b.check(b.icmp("ne", k_a, k_b), "matmul: inner sizes differ: {have} != {need}", k_a, k_b)
+        rank = out.ndim
+        nb = rank - 2
+        # Batch sizes (broadcast, checked like elementwise ops).
+        dims = []
+        for d in range(nb):
+            cands = [(s, v, d - (nb - (v.ndim - 2))) for s, v in zip(inputs, node.inputs)
+                     if d - (nb - (v.ndim - 2)) >= 0 and v.type.shape[d - (nb - (v.ndim - 2))] != 1]
+            if out.shape[d] is not None:
+                ref, known = b.index(out.shape[d]), True
+            elif cands:
+                s0, v0, e0 = cands.pop(0)
+                ref, known = b.dim(s0, v0.type, e0), False
+            else:
+                ref, known = b.index(1), True
+            for s, v, e in cands:
+                if v.type.shape[e] is None or not known:
+                    have = b.dim(s, v.type, e)
+                    b.check(b.icmp("ne", have, ref), f"matmul: batch dimension {d}: size {{have}} != {{need}}",
+                            have, ref)
+            dims.append(ref)
+        dims += [b.dim(inputs[0], a.type, a.ndim - 2), b.dim(inputs[1], c.type, c.ndim - 1)]
+        init = b.filled(out, dims, b.const(0.0 if is_float(dt) else 0, dt))
+
+        def m(v: Variable, last: str) -> str:
+            r = v.ndim - 2
+            ex = []
+            for e in range(r):
+                d = e + nb - r
+                ex.append("0" if v.type.shape[e] == 1 and out.shape[d] != 1 else f"d{d}")
+            return "(" + ", ".join(ex + [last]) + ")"
+
+        bat = [f"d{d}" for d in range(nb)]
+        i, j, k = f"d{nb}", f"d{nb + 1}", f"d{nb + 2}"
+        ins = [(inputs[0], a.type, m(a, f"{i}, {k}")), (inputs[1], c.type, m(c, f"{k}, {j}"))]
+        omap = "(" + ", ".join(bat + [i, j]) + ")"
+
+        def body(bb: Block, args: list[str]) -> list[str]:
+            x, y = bb.cast(args[0], a.dtype, dt), bb.cast(args[1], c.dtype, dt)
+            if is_float(dt):
+                return [bb.op(f"arith.addf {args[2]}, {bb.op(f'arith.mulf {x}, {y} : {et}')} : {et}")]
+            return [bb.op(f"arith.addi {args[2]}, {bb.op(f'arith.muli {x}, {y} : {et}')} : {et}")]
+
+        # Loop order (batch, i, k, j): j innermost streams rows of b and of the result.
+        return b.generic(ins, [(init, out, omap)], ["parallel"] * (nb + 2) + ["reduction"], body)
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        a, c = node.inputs
+        if g is None:
+            return [None, None]
+        return [_sum_to(matmul(g, _mT(c)), a), _sum_to(matmul(_mT(a), g), c)]
+
+
+def matmul(a, b_) -> Variable:
+    """NumPy's ``a @ b`` for stacks of matrices; vectors are matrices of one row/column.
+
+    >>> import numpy as np
+    >>> from mlir_scan import tensor as T
+    >>> A = T.tensor3("A")
+    >>> matmul(A, A).eval({A: np.ones((2, 2, 2))}).tolist()
+    [[[2.0, 2.0], [2.0, 2.0]], [[2.0, 2.0], [2.0, 2.0]]]
+    """
+    T = _T()
+    a, b_ = _as_var(a), _as_var(b_)
+    if a.ndim == 2 and b_.ndim <= 2 or a.ndim == 1 and b_.ndim <= 2:
+        return T.dot(a, b_)
+    squeeze_a = squeeze_b = False
+    if a.ndim == 1:
+        a, squeeze_a = a.dimshuffle("x", 0), True
+    if b_.ndim == 1:
+        b_, squeeze_b = b_.dimshuffle(0, "x"), True
+    out = Matmul()(a, b_)
+    if squeeze_a:
+        out = out.dimshuffle(*range(out.ndim - 2), out.ndim - 1)
+    if squeeze_b:
+        out = out.dimshuffle(*range(out.ndim - 1))
+    return out
+
+
+# -- the ops ----------------------------------------------------------------------------------------
+
+
+class _SquareOp(Op):
+    """Ops of one (batched) square matrix."""
+
+    what = "linalg"
+
+    def _input(self, x) -> Variable:
+        x = _as_var(x)
+        if x.ndim < 2:
+            raise ValueError(f"{self.what}: expected a matrix (rank >= 2), got {x.type}")
+        s = x.type.shape
+        if s[-1] is not None and s[-2] is not None and s[-1] != s[-2]:
+            raise ValueError(f"{self.what}: expected a square matrix, got shape {s}")
+        return _to_float(x, _out_dtype(x.dtype))
+
+
+class MatrixInverse(_SquareOp):
+    """The inverse of (each matrix of) `x`; a singular matrix raises ``numpy.linalg.LinAlgError``."""
+
+    what = "matrix_inverse"
+
+    def make_node(self, x) -> Apply:
+        x = self._input(x)
+        n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
+        return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (n, n))])
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(input_shapes[0])]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        ct_out = _core_type(node.outputs[0].type, 2)
+
+        def core(bb: Block, ins: list) -> list[str]:
+            ssa, t = ins[0]
+            n, _ = _check_square(bb, ssa, t, self.what)
+            a = _M(bb.tensor_cast(ssa, t, ct_out), ct_out, n, n)
+            zero, one = bb.const(0.0, t.dtype), bb.const(1.0, t.dtype)
+            eye0 = bb.filled(ct_out, [n, n], zero)
+            eye = _for(bb, bb.index(0), n, [(eye0, ct_out.mlir)],
+                       lambda lb, i, c: [a.put(lb, one, i, i, ssa=c[0])])[0]
+            rhs = _M(eye, ct_out, n, n)
+            lu, red, _, sing = _lu(bb, a, n, rhs)
+            bb.check(sing, "Matrix is singular to machine precision.", exception=LinAlgError)
+            x = _tri(bb, _M(lu, ct_out, n, n), _M(red, ct_out, n, n), n, lower=False, transposed=False, unit=False)
+            return [x]
+
+        return _batched(b, node, inputs, [2], [2], lambda bb, d: [d[0]], core, self.what)
+
+    def L_op(self, node, output_grads):
+        (gz,) = output_grads
+        if gz is None:
+            return [None]
+        xi = node.outputs[0]
+        xiT = _mT(xi)
+        # Theano/PyTensor: -(xi gz^T xi)^T = -xi^T gz xi^T.
+        return [-matmul(matmul(xiT, gz), xiT)]
+
+
+class Solve(Op):
+    """``x`` with ``A x = b`` (SciPy's ``solve``); NaN where `A` is singular (PyTensor's rule).
+
+    `assume_a`: ``"gen"`` (LU with partial pivoting), ``"sym"``/``"her"``
+    (the `lower` or upper triangle of A, mirrored; LU), ``"pos"`` (Cholesky
+    of that triangle: NaN unless positive-definite), ``"tridiagonal"`` (the
+    three central diagonals; LU), ``"banded"`` (LU). `b_ndim` is the core
+    rank of `b` (1: vectors, 2: matrices).
+    """
+
+    __props__ = ("assume_a", "lower", "b_ndim")
+    what = "solve"
+    _NAMES = {"general": "gen", "symmetric": "sym", "hermitian": "her", "positive definite": "pos"}
+
+    def __init__(self, assume_a: str = "gen", lower: bool = False, b_ndim: int = 2):
+        a = str(assume_a).lower()
+        a = self._NAMES.get(a, a)
+        if a not in ("gen", "sym", "her", "pos", "tridiagonal", "banded"):
+            raise ValueError(f"solve: invalid assume_a {assume_a!r}")
+        if b_ndim not in (1, 2):
+            raise ValueError(f"solve: b_ndim must be 1 or 2, got {b_ndim!r}")
+        self.assume_a, self.lower, self.b_ndim = a, bool(lower), int(b_ndim)
+
+    def make_node(self, A, b_) -> Apply:
+        A, b_ = _as_var(A), _as_var(b_)
+        if A.ndim < 2:
+            raise ValueError(f"{self.what}: `A` must be a matrix; got {A.type}")
+        if b_.ndim < self.b_ndim:
+            raise ValueError(f"{self.what}: `b` must have at least {self.b_ndim} dims; got {b_.type}")
+        s = A.type.shape
+        if s[-1] is not None and s[-2] is not None and s[-1] != s[-2]:
+            raise ValueError(f"{self.what}: expected a square matrix, got shape {s}")
+        n = s[-1] if s[-1] is not None else s[-2]
+        rows = b_.type.shape[b_.ndim - self.b_ndim]
+        if n is not None and rows is not None and n != rows:
+            raise ValueError(f"{self.what}: shapes of a {s} and b {b_.type.shape} are incompatible")
+        dt = _out_dtype(A.dtype, b_.dtype)
+        A, b_ = _to_float(A, dt), _to_float(b_, dt)
+        batch = _batch([A, b_], [2, self.b_ndim], self.what)
+        core = b_.type.shape[b_.ndim - self.b_ndim:]
+        core = ((rows if rows is not None else n),) + tuple(core[1:])
+        return Apply(self, [A, b_], [TensorType(dt, batch + core)])
+
+    def _system(self, bb: Block, ssa: str, t: TensorType, n: str) -> _M:
+        """The matrix the LU factorization works on (a triangle mirrored, a band kept)."""
+        if self.assume_a in ("sym", "her", "tridiagonal"):
+            et = t.mlir_elem
+            empty = bb.empty(t, [n, n])
+            lower, kind = self.lower, self.assume_a
+            zf = bb.const(0.0, t.dtype)
+
+            def body(gb: Block, args: list[str]) -> list[str]:
+                i, j = gb.op("linalg.index 0 : index"), gb.op("linalg.index 1 : index")
+                if kind == "tridiagonal":
+                    v = gb.op(f"tensor.extract {ssa}[{i}, {j}] : {t.mlir}")
+                    d = gb.op(f"arith.subi {i}, {j} : index")
+                    near = gb.op(f"arith.cmpi ule, {gb.op(f'arith.addi {d}, {gb.index(1)} : index')}, "
+                                 f"{gb.index(2)} : index")
+                    return [gb.select(near, v, zf, et)]
+                below = gb.icmp("sge", i, j)
+                lo, hi = gb.select(below, i, j, "index"), gb.select(below, j, i, "index")
+                r, c = (lo, hi) if lower else (hi, lo)
+                # lo = max(i, j) when lower: the element of the lower triangle.
+                return [gb.op(f"tensor.extract {ssa}[{r}, {c}] : {t.mlir}")]
+
+            full = bb.generic([], [(empty, t, "(d0, d1)")], ["parallel", "parallel"], body)[0]
+            return _M(full, t, n, n)
+        return _M(ssa, t, n, n)
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        out_core = _core_type(node.outputs[0].type, self.b_ndim)
+
+        def core(bb: Block, ins: list) -> list[str]:
+            (a_ssa, at), (r_ssa, rt) = ins
+            n, _ = _check_square(bb, a_ssa, at, self.what)
+            _check_rows(bb, n, r_ssa, rt, self.b_ndim, self.what)
+            r_ssa = bb.tensor_cast(r_ssa, rt, out_core)
+            cols = bb.dim(r_ssa, out_core, 1) if self.b_ndim == 2 else None
+            rhs = _M(r_ssa, out_core, n, cols)
+            dims = [n] + ([cols] if cols else [])
+            if self.assume_a == "pos":
+                l_ssa, fail = _cholesky_lower(bb, _M(a_ssa, at, n, n), n, self.lower)
+                L = _M(l_ssa, TensorType(at.dtype, at.shape), n, n)
+                y = _tri(bb, L, rhs, n, lower=True, transposed=False, unit=False)
+                x = _tri(bb, L, _M(y, out_core, n, cols), n, lower=False, transposed=True, unit=False)
+                return [_nan_if(bb, fail, _M(x, out_core, n, cols), dims)]
+            A = self._system(bb, a_ssa, at, n)
+            lu, red, _, sing = _lu(bb, A, n, rhs)
+            x = _tri(bb, _M(lu, at, n, n), _M(red, out_core, n, cols), n, lower=False, transposed=False, unit=False)
+            return [_nan_if(bb, sing, _M(x, out_core, n, cols), dims)]
+
+        return _batched(b, node, inputs, [2, self.b_ndim], [self.b_ndim], lambda bb, d: [[d[0][0]] + d[1][1:]],
+                        core, self.what)
+
+    def _transposed_solve(self, A: Variable, c: Variable) -> Variable:
+        return Solve(self.assume_a, not self.lower, self.b_ndim)(_mT(A), c)
+
+    def L_op(self, node, output_grads):
+        (c_bar,) = output_grads
+        A, b_ = node.inputs
+        if c_bar is None:
+            return [None, None]
+        c = node.outputs[0]
+        b_bar = self._transposed_solve(A, c_bar)
+        A_bar = -_outer_or_dot(b_bar, c, self.b_ndim)
+        return [_sum_to(A_bar, A), _sum_to(b_bar, b_)]
+
+
+def _outer_or_dot(u: Variable, v: Variable, b_ndim: int) -> Variable:
+    """``outer(u, v)`` (b_ndim 1) or ``u @ v.T`` (2), batched."""
+    if b_ndim == 1:
+        return u.dimshuffle(*range(u.ndim), "x") * v.dimshuffle(*range(v.ndim - 1), "x", v.ndim - 1)
+    return matmul(u, _mT(v))
+
+
+class SolveTriangular(Op):
+    """``x`` with ``A x = b`` (``A.T x = b`` if `trans`) for triangular `A` (SciPy's ``solve_triangular``).
+
+    Only the `lower` (or upper) triangle of A is read; `unit_diagonal`: the
+    diagonal is taken as ones. A zero on the diagonal gives NaN (LAPACK's ``trtrs``).
+    """
+
+    __props__ = ("lower", "trans", "unit_diagonal", "b_ndim")
+    what = "solve_triangular"
+
+    def __init__(self, lower: bool = False, trans: bool = False, unit_diagonal: bool = False, b_ndim: int = 2):
+        if b_ndim not in (1, 2):
+            raise ValueError(f"solve_triangular: b_ndim must be 1 or 2, got {b_ndim!r}")
+        self.lower, self.trans, self.unit_diagonal, self.b_ndim = bool(lower), bool(trans), bool(unit_diagonal), \
+            int(b_ndim)
+
+    make_node = Solve.make_node
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        out_core = _core_type(node.outputs[0].type, self.b_ndim)
+
+        def core(bb: Block, ins: list) -> list[str]:
+            (a_ssa, at), (r_ssa, rt) = ins
+            n, _ = _check_square(bb, a_ssa, at, self.what)
+            _check_rows(bb, n, r_ssa, rt, self.b_ndim, self.what)
+            r_ssa = bb.tensor_cast(r_ssa, rt, out_core)
+            cols = bb.dim(r_ssa, out_core, 1) if self.b_ndim == 2 else None
+            A = _M(a_ssa, at, n, n)
+            # The system's matrix M is A or A.T; M is lower when A is lower xor transposed.
+            x = _tri(bb, A, _M(r_ssa, out_core, n, cols), n, lower=self.lower != self.trans,
+                     transposed=self.trans, unit=self.unit_diagonal)
+            if self.unit_diagonal:
+                return [x]
+            return [_nan_if(bb, _zero_diag(bb, A, n), _M(x, out_core, n, cols), [n] + ([cols] if cols else []))]
+
+        return _batched(b, node, inputs, [2, self.b_ndim], [self.b_ndim], lambda bb, d: [[d[0][0]] + d[1][1:]],
+                        core, self.what)
+
+    def L_op(self, node, output_grads):
+        (c_bar,) = output_grads
+        A, b_ = node.inputs
+        if c_bar is None:
+            return [None, None]
+        c = node.outputs[0]
+        # x = M^{-1} b with M = op(A): b_bar = M^{-T} c_bar, M_bar = -b_bar c^T, A_bar = op(M_bar).
+        b_bar = SolveTriangular(self.lower, not self.trans, self.unit_diagonal, self.b_ndim)(A, c_bar)
+        M_bar = -_outer_or_dot(b_bar, c, self.b_ndim)
+        A_bar = _mT(M_bar) if self.trans else M_bar
+        A_bar = tril(A_bar) if self.lower else triu(A_bar)
+        if self.unit_diagonal:
+            A_bar = A_bar - _diag_of(A_bar)
+        return [_sum_to(A_bar, A), _sum_to(b_bar, b_)]
+
+
+class Cholesky(_SquareOp):
+    """The `lower` (``L L^T = x``) or upper (``U^T U = x``) Cholesky factor; reads only that triangle
+    of `x`. A matrix that is not positive-definite gives a matrix of NaN (PyTensor's rule)."""
+
+    __props__ = ("lower",)
+    what = "cholesky"
+
+    def __init__(self, lower: bool = True):
+        self.lower = bool(lower)
+
+    def make_node(self, x) -> Apply:
+        x = self._input(x)
+        n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
+        return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (n, n))])
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(input_shapes[0])]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        ct_out = _core_type(node.outputs[0].type, 2)
+
+        def core(bb: Block, ins: list) -> list[str]:
+            ssa, t = ins[0]
+            n, _ = _check_square(bb, ssa, t, self.what)
+            a = bb.tensor_cast(ssa, t, ct_out)
+            l_ssa, fail = _cholesky_lower(bb, _M(a, ct_out, n, n), n, self.lower)
+            if not self.lower:
+                l_ssa = _transpose(bb, l_ssa, ct_out, [n, n])
+            return [_nan_if(bb, fail, _M(l_ssa, ct_out, n, n), [n, n])]
+
+        return _batched(b, node, inputs, [2], [2], lambda bb, d: [d[0]], core, self.what)
+
+    def L_op(self, node, output_grads):
+        # I. Murray, "Differentiation of the Cholesky decomposition" (PyTensor's formula).
+        (dz,) = output_grads
+        if dz is None:
+            return [None]
+        L = node.outputs[0]
+        if not self.lower:
+            L, dz = _mT(L), _mT(dz)
+        inner = matmul(_mT(L), dz)
+        phi = tril(inner) - _diag_of(inner) * 0.5
+        # s = L^{-T} phi L^{-1}
+        up = SolveTriangular(lower=False, b_ndim=2)
+        s = up(_mT(L), _mT(up(_mT(L), _mT(phi))))
+        sym = s + _mT(s)
+        grad = (tril(sym) if self.lower else triu(sym)) - _diag_of(s)
+        return [grad]
+
+
+class CholeskySolve(Op):
+    """``x`` with ``A x = b`` given the Cholesky factor `c` of A (`lower`: ``A = c c^T``, else ``c^T c``).
+
+    SciPy's ``cho_solve``; reads only that triangle of `c`; no check (LAPACK's ``potrs``).
+    """
+
+    __props__ = ("lower", "b_ndim")
+    what = "cho_solve"
+
+    def __init__(self, lower: bool = True, b_ndim: int = 2):
+        if b_ndim not in (1, 2):
+            raise ValueError(f"cho_solve: b_ndim must be 1 or 2, got {b_ndim!r}")
+        self.lower, self.b_ndim = bool(lower), int(b_ndim)
+
+    make_node = Solve.make_node
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        out_core = _core_type(node.outputs[0].type, self.b_ndim)
+
+        def core(bb: Block, ins: list) -> list[str]:
+            (a_ssa, at), (r_ssa, rt) = ins
+            n, _ = _check_square(bb, a_ssa, at, self.what)
+            _check_rows(bb, n, r_ssa, rt, self.b_ndim, self.what)
+            r_ssa = bb.tensor_cast(r_ssa, rt, out_core)
+            cols = bb.dim(r_ssa, out_core, 1) if self.b_ndim == 2 else None
+            C = _M(a_ssa, at, n, n)
+            # lower: L y = b, L^T x = y;  upper: U^T y = b, U x = y.
+            y = _tri(bb, C, _M(r_ssa, out_core, n, cols), n, lower=True, transposed=not self.lower, unit=False)
+            x = _tri(bb, C, _M(y, out_core, n, cols), n, lower=False, transposed=self.lower, unit=False)
+            return [x]
+
+        return _batched(b, node, inputs, [2, self.b_ndim], [self.b_ndim], lambda bb, d: [[d[0][0]] + d[1][1:]],
+                        core, self.what)
+
+    def L_op(self, node, output_grads):
+        (c_bar,) = output_grads
+        C, b_ = node.inputs
+        if c_bar is None:
+            return [None, None]
+        x = node.outputs[0]
+        # SolveBase's gradient with A = C C^T (symmetric): b_bar = A^{-1} c_bar, A_bar = -b_bar x^T.
+        b_bar = CholeskySolve(self.lower, self.b_ndim)(C, c_bar)
+        A_bar = -_outer_or_dot(b_bar, x, self.b_ndim)
+        sym = A_bar + _mT(A_bar)
+        C_bar = tril(matmul(sym, C)) if self.lower else triu(matmul(C, sym))
+        return [_sum_to(C_bar, C), _sum_to(b_bar, b_)]
+
+
+class Det(_SquareOp):
+    """The determinant of (each matrix of) `x` (LU with partial pivoting); 0 when singular."""
+
+    what = "det"
+
+    def make_node(self, x) -> Apply:
+        x = self._input(x)
+        return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2])])
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(input_shapes[0][:-2])]
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        def core(bb: Block, ins: list) -> list[str]:
+            ssa, t = ins[0]
+            n, _ = _check_square(bb, ssa, t, self.what)
+            lu, _, sign, sing = _lu(bb, _M(ssa, t, n, n), n, None)
+            et = t.mlir_elem
+            L = _M(lu, t, n, n)
+            prod = _for(bb, bb.index(0), n, [(sign, et)],
+                        lambda lb, i, c: [_f(lb, "mulf", c[0], L.get(lb, i, i), et)])[0]
+            return [bb.select(sing, bb.const(0.0, t.dtype), prod, et)]
+
+        return _batched(b, node, inputs, [2], [0], lambda bb, d: [[]], core, self.what)
+
+    def L_op(self, node, output_grads):
+        (gz,) = output_grads
+        if gz is None:
+            return [None]
+        x = node.inputs[0]
+        # gz * det(x) * inv(x)^T (singular x: inv raises, as in PyTensor)
+        return [_expand2(gz * node.outputs[0]) * _mT(MatrixInverse()(x))]
+
+
+class SLogDet(_SquareOp):
+    """(sign, log|det|) of (each matrix of) `x` (NumPy's ``slogdet``); ``(0, -inf)`` when singular."""
+
+    what = "slogdet"
+
+    def make_node(self, x) -> Apply:
+        x = self._input(x)
+        t = TensorType(x.dtype, x.type.shape[:-2])
+        return Apply(self, [x], [t, t])
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(input_shapes[0][:-2])] * 2
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        def core(bb: Block, ins: list) -> list[str]:
+            ssa, t = ins[0]
+            dt, et = t.dtype, t.mlir_elem
+            n, _ = _check_square(bb, ssa, t, self.what)
+            lu, _, sign, sing = _lu(bb, _M(ssa, t, n, n), n, None)
+            L = _M(lu, t, n, n)
+            zf = bb.const(0.0, dt)
+
+            def body(lb: Block, i: str, c: list[str]) -> list[str]:
+                d = L.get(lb, i, i)
+                neg = lb.op(f"arith.cmpf olt, {d}, {zf} : {et}")
+                s = lb.select(neg, lb.op(f"arith.negf {c[0]} : {et}"), c[0], et)
+                la = lb.op(f"math.log {lb.op(f'math.absf {d} : {et}')} : {et}")
+                return [s, _f(lb, "addf", c[1], la, et)]
+
+            s, la = _for(bb, bb.index(0), n, [(sign, et), (zf, et)], body)
+            return [bb.select(sing, zf, s, et), bb.select(sing, bb.const(float("-inf"), dt), la, et)]
+
+        return _batched(b, node, inputs, [2], [0, 0], lambda bb, d: [[], []], core, self.what)
+
+    def L_op(self, node, output_grads):
+        _, g = output_grads
+        if g is None:
+            return [None]
+        x = node.inputs[0]
+        return [_expand2(g) * _mT(MatrixInverse()(x))]
+
+
+class BlockDiagonal(Op):
+    """The matrices on the diagonal of a zero matrix (SciPy's ``block_diag``), batched."""
+
+    __props__ = ("n_inputs",)
+    what = "block_diag"
+
+    def __init__(self, n_inputs: int):
+        if n_inputs < 1:
+            raise ValueError("block_diag: needs at least one matrix")
+        self.n_inputs = int(n_inputs)
+
+    def make_node(self, *mats) -> Apply:
+        if len(mats) != self.n_inputs:
+            raise ValueError(f"block_diag: expected {self.n_inputs} matrices, got {len(mats)}")
+        mats = [_as_var(m) for m in mats]
+        if any(m.ndim < 2 for m in mats):
+            raise TypeError("block_diag: all inputs must have (at least) 2 dimensions")
+        dt = upcast(*[m.dtype for m in mats])
+        mats = [_to_float(m, dt) if m.dtype != dt else m for m in mats]
+        batch = _batch(mats, [2] * len(mats), self.what)
+        r = [m.type.shape[-2] for m in mats]
+        c = [m.type.shape[-1] for m in mats]
+        core = (None if None in r else sum(r), None if None in c else sum(c))
+        return Apply(self, mats, [TensorType(dt, batch + core)])
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        out_core = _core_type(node.outputs[0].type, 2)
+
+        def sizes(bb: Block, d: list[list[str]]) -> list[list[str]]:
+            r, c = bb.index(0), bb.index(0)
+            for rr, cc in d:
+                r, c = bb.iop("addi", r, rr), bb.iop("addi", c, cc)
+            return [[r, c]]
+
+        def core(bb: Block, ins: list) -> list[str]:
+            dims = [bb.dims(s, t) for s, t in ins]
+            [[R, C]] = sizes(bb, dims)
+            out = bb.filled(out_core, [R, C], bb.const(0.0 if is_float(out_core.dtype) else 0, out_core.dtype))
+            r0, c0 = bb.index(0), bb.index(0)
+            for (s, t), (rr, cc) in zip(ins, dims):
+                szs = ", ".join(str(t.shape[j]) if t.shape[j] is not None else (rr, cc)[j] for j in range(2))
+                out = bb.op(f"tensor.insert_slice {s} into {out}[{r0}, {c0}] [{szs}] [1, 1] : {t.mlir} into "
+                            f"{out_core.mlir}")
+                r0, c0 = bb.iop("addi", r0, rr), bb.iop("addi", c0, cc)
+            return [out]
+
+        return _batched(b, node, inputs, [2] * self.n_inputs, [2], sizes, core, self.what)
+
+    def L_op(self, node, output_grads):
+        (g,) = output_grads
+        if g is None:
+            return [None] * self.n_inputs
+        T = _T()
+        res = []
+        r0 = c0 = 0
+        nd = g.ndim
+        for m in node.inputs:
+            r1 = r0 + m.shape[m.ndim - 2]
+            c1 = c0 + m.shape[m.ndim - 1]
+            idx = (slice(None),) * (nd - 2) + (slice(r0, r1), slice(c0, c1))
+            res.append(_sum_to(g[idx], m))
+            r0, c0 = r1, c1
+        del T
+        return res
