@@ -14,7 +14,8 @@ MODULES = [
     "builder.tensor.nnet", "builder.tensor.shared_randomstreams", "builder.ops.misc", "builder.ops.disconnected",
     "builder.tensor.extra", "builder.tensor.opt", "builder.tensor.random.utils", "builder.sandbox.rng_mrg",
     "builder.ops.extra", "builder.ops.ifelse", "builder.ifelse", "builder.tensor.extra_ops", "builder.gradient",
-    "builder.rop", "builder.ops.advanced_subtensor",
+    "builder.rop", "builder.ops.advanced_subtensor", "builder.ops.linalg", "builder.tensor.nlinalg",
+    "builder.tensor.slinalg",
 ]
 
 

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 from . import basic, extra, extra_ops, nnet, opt, random, shared_randomstreams, xlogx
+from . import nlinalg, slinalg  # T.nlinalg, T.slinalg: linear algebra
 from .basic import *  # noqa: F401,F403
 from .extra import *  # noqa: F401,F403
 from .extra_ops import *  # noqa: F401,F403
@@ -34,7 +35,7 @@ from .basic import (  # noqa: F401  (rank-4 placeholders, not in basic.__all__)
 from .nnet import relu, softmax  # noqa: F401
 
 __all__ = list(basic.__all__) + list(extra.__all__) + list(extra_ops.__all__) + [
-    "nnet", "opt", "random", "shared_randomstreams", "extra_ops", "xlogx"]
+    "nnet", "opt", "random", "shared_randomstreams", "extra_ops", "xlogx", "nlinalg", "slinalg"]
 
 from ..rop import Lop, Rop  # noqa: E402,F401  (forward mode: T.Rop / T.Lop)
 __all__ += ["Rop", "Lop"]
