@@ -50,8 +50,10 @@ _MOVED = {
     "ops_elemwise": "builder.ops.elemwise",
     "ops_shape": "builder.ops.shape",
     "ops_subtensor": "builder.ops.subtensor",
+    "printing": "builder.printing",
     "random": "builder.tensor.shared_randomstreams",
     "sandbox": "builder.sandbox",
+    "scalar": "builder.scalar",
     "scan_module": "builder.scan_module",
     "scan_op": "builder.ops.scan",
     "sharedvar": "builder.sharedvar",
@@ -72,7 +74,7 @@ def _alias_moved_modules() -> None:
 _alias_moved_modules()
 
 from .builder import (  # noqa: E402,A004
-    Function, In, MissingInputError, Out, SharedVariable, UnusedInputError, clone, clone_replace, config,
+    Function, In, MissingInputError, Out, SharedVariable, UnusedInputError, change_flags, clone, clone_replace, config,
     disconnected_grad, dot, foldl, foldr, function, grad, gradient, hessian, jacobian, map, reduce, scan,
     scan_checkpoints, scan_module, shared, tensor, until,
 )
@@ -81,7 +83,7 @@ __all__ += [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
     "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox", "gradient",
-    "grad", "jacobian", "hessian", "disconnected_grad",
+    "grad", "jacobian", "hessian", "disconnected_grad", "change_flags", "printing", "scalar",
 ]
 
 

@@ -204,3 +204,340 @@ def test_xlogx_in_a_scan_and_its_gradient():
     got_h, got_g = theano.function([x], [h[-1], g])(xv)
     np.testing.assert_allclose(got_h, (xv * np.log(xv)).sum(), rtol=1e-12)
     np.testing.assert_allclose(got_g, 1 + np.log(xv), rtol=1e-12)
+
+
+# -- theano.config ----------------------------------------------------------------------------
+
+
+def test_config_flags_real_code_sets_and_reads():
+    c = theano.config
+    assert c is theano.builder.config
+    # Theano 1.0's defaults
+    assert (c.floatX, c.mode, c.optimizer, c.device, c.compute_test_value, c.exception_verbosity,
+            c.on_unused_input, c.allow_gc, c.linker) == (
+        "float64", "Mode", "fast_run", "cpu", "off", "low", "raise", True, "cvm")
+    assert c.warn.subtensor_merge_bug is False and c.warn.inc_subtensor1_opt is True
+    assert c.dnn.conv.algo_fwd == "small" and c.scan.allow_gc is False and c.NanGuardMode.action == "raise"
+    with theano.config.change_flags({"warn.subtensor_merge_bug": True, "scan.allow_gc": True},
+                                    compute_test_value="warn", exception_verbosity="high", device="cuda0"):
+        c.warn.round = True
+        c.dnn.conv.algo_bwd_filter = "deterministic"
+        c.gpuarray.preallocate = 0.9
+        assert c.warn.subtensor_merge_bug is True and c.device == "cuda0" and c.scan.allow_gc is True
+        c.warn.round = False
+        c.dnn.conv.algo_bwd_filter = "none"
+        c.gpuarray.preallocate = 0.0
+    assert c.warn.subtensor_merge_bug is False and c.compute_test_value == "off" and c.device == "cpu"
+    # real code: theano.config.warn.subtensor_merge_bug = False
+    theano.config.warn.subtensor_merge_bug = False
+    assert "warn.round = False" in str(c)
+
+
+def test_config_rejects_unknown_flags_and_bad_values():
+    c = theano.config
+    for section, name in [(c, "floatx"), (c, "no_such_flag"), (c.warn, "no_such_bug"), (c.dnn.conv, "algo")]:
+        with pytest.raises(AttributeError, match="no flag"):
+            setattr(section, name, "x")
+    with pytest.raises(AttributeError):
+        c.no_such_flag  # noqa: B018
+    for name, value in [("floatX", "int32"), ("mode", "FAST"), ("on_unused_input", "maybe"),
+                        ("compute_test_value", "on"), ("allow_gc", "perhaps")]:
+        with pytest.raises(ValueError, match=name):
+            setattr(c, name, value)
+    with pytest.raises(AttributeError):
+        theano.config.change_flags(no_such_flag=1)
+    assert c.floatX == "float64" and c.mode == "Mode"
+
+
+def test_config_floatX_has_its_effect():
+    with theano.config.change_flags(floatX="float32"):
+        assert T.vector().dtype == T.matrix().dtype == "float32"
+        assert theano.shared(0.5).dtype == "float32"
+        assert (T.dvector() * 0.5).dtype == "float64"
+    assert T.vector().dtype == "float64"
+    saved = theano.config.floatX
+    try:
+        theano.config.floatX = "float32"  # the plain assignment of real code
+        x = T.matrix("x")
+        assert theano.function([x], x * 2)(np.ones((1, 2), np.float32)).dtype == np.float32
+    finally:
+        theano.config.floatX = saved
+
+
+def test_config_change_flags_is_a_decorator_and_restores_on_error():
+    @theano.config.change_flags(floatX="float32")
+    def build():
+        return T.vector().dtype
+
+    assert build() == "float32" and theano.config.floatX == "float64"
+    with pytest.raises(RuntimeError):
+        with theano.change_flags(floatX="float32"):
+            raise RuntimeError
+    assert theano.config.floatX == "float64"
+
+
+def test_config_mode_optimizer_and_on_unused_input_have_their_effect():
+    x, y = T.dvector("x"), T.dvector("y")
+    with pytest.raises(theano.UnusedInputError):
+        theano.function([x, y], x * 2)
+    with theano.config.change_flags(on_unused_input="ignore"):
+        f = theano.function([x, y], x * 2)
+    np.testing.assert_allclose(f([1.0, 2.0], [0.0, 0.0]), [2.0, 4.0])
+    with theano.config.change_flags(on_unused_input="warn"):
+        with pytest.warns(UserWarning, match="not used"):
+            theano.function([x, y], x * 2)
+    # the scan rewrites run unless FAST_COMPILE (by mode, or by optimizer with the default mode)
+    r, _ = theano.scan(lambda a, h: h + a, sequences=x, outputs_info=T.constant(0.0))
+    fast = theano.function([x], r[-1], mode="FAST_COMPILE")
+    with theano.config.change_flags(mode="FAST_COMPILE"):
+        by_mode = theano.function([x], r[-1])
+    with theano.config.change_flags(optimizer="fast_compile"):
+        by_optimizer = theano.function([x], r[-1])
+    default = theano.function([x], r[-1])
+    assert by_mode.mode == "FAST_COMPILE"
+    assert by_mode.program.ir("input") == fast.program.ir("input") == by_optimizer.program.ir("input")
+    assert fast._compile_options[0] is False and by_optimizer._compile_options[0] is False
+    assert default._compile_options[0] is True
+    for f in (fast, by_mode, by_optimizer, default):
+        np.testing.assert_allclose(f([1.0, 2.0, 3.5]), 6.5)
+
+
+def test_theano_flags_environment_variable(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import mlir_scan as theano, mlir_scan.tensor as T\n"
+            "print(theano.config.floatX, theano.config.warn.round, theano.config.device, T.vector().dtype)\n")
+    import os
+    env = dict(os.environ, THEANO_FLAGS="floatX=float32, warn.round=True,device=cuda,no_such_flag=1")
+    out = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["float32", "True", "cuda", "float32"]
+    assert "no_such_flag" in out.stderr
+
+
+# -- theano.scalar -----------------------------------------------------------------------------
+
+
+def test_scalar_module():
+    import mlir_scan.scalar.basic as basic
+    from mlir_scan.scalar import upcast
+
+    assert basic is theano.scalar and basic.upcast is upcast
+    # NumPy's promotion (Theano's cast_policy 'custom')
+    for dts in [("int32", "float32"), ("int8", "int16"), ("bool", "bool"), ("int64", "float64"), ("uint8", "int8"),
+                ("float32", "float32"), ("int8", "uint8", "float16")]:
+        assert upcast(*dts) == np.result_type(*[np.zeros((), d) for d in dts]).name
+    # Theano's numpy+floatX: float32 kept unless a float64 is named
+    with theano.config.change_flags(cast_policy="numpy+floatX", floatX="float32"):
+        assert upcast("int64", "float32") == "float32" and upcast("int32", "int64") == "int64"
+        assert upcast("float32", "float64") == "float64"
+    s = theano.scalar
+    assert [t.dtype for t in (s.bool, s.int8, s.int32, s.int64, s.uint8, s.float32, s.float64)] == [
+        "bool", "int8", "int32", "int64", "uint8", "float32", "float64"]
+    assert s.float32 in s.float_types and s.int64 in s.discrete_types and s.uint8 in s.uint_types
+    assert s.Scalar("float32") == s.float32 and s.ScalarType is s.Scalar and s.get_scalar_type("int32") == s.int32
+    assert s.float64 != s.float32 and hash(s.Scalar("int8")) == hash(s.int8)
+    x = s.float64("x")
+    assert x.type == T.dscalar().type and x.name == "x"
+    assert s.upgrade_to_float(s.int16) == (s.float32,) and s.upgrade_to_float(s.int64, s.float32) == (s.float64,)
+    assert s.upcast_out(s.int8, s.float32) == (s.float32,)
+    with pytest.raises(TypeError):
+        s.uint8("u")  # the compiler has no unsigned dtypes
+    c = s.constant(2.5)
+    assert c.ndim == 0 and float(c.data) == 2.5
+    with pytest.raises(TypeError):
+        s.as_scalar(T.dvector())
+    k = s.int32("k")
+    assert theano.function([k], k * 2)(np.int32(21)) == 42
+    assert pickle.loads(pickle.dumps(s.float32)) == s.float32
+
+
+# -- theano.printing ---------------------------------------------------------------------------
+
+
+def test_debugprint_and_pprint():
+    import io
+
+    x, y = T.dvector("x"), T.dscalar("y")
+    e = T.exp(x) * y + x
+    text = theano.printing.debugprint(e, file="str")
+    # Theano's layout, a node printed once and then referred to by its id
+    assert text.splitlines() == [
+        "Elemwise(add) [id A] ''",
+        " |Elemwise(mul) [id B] ''",
+        " | |Elemwise(exp) [id C] ''",
+        " | | |x [id D]",
+        " | |y [id E]",
+        " |x [id D]",
+    ]
+    assert theano.printing.debugprint(e, file="str", depth=2).splitlines() == [
+        "Elemwise(add) [id A] ''", " |Elemwise(mul) [id B] ''", " |x [id C]"]
+    buf = io.StringIO()
+    assert theano.printing.debugprint([e, y], file=buf, ids="int") is buf
+    assert buf.getvalue().splitlines()[0] == "Elemwise(add) [id 0] ''" and buf.getvalue().splitlines()[-1] == "y [id 4]"
+    assert theano.printing.pprint(e) == "((exp(x) * y) + x)" and theano.printing.pp is theano.printing.pprint
+    assert theano.printing.pprint(~(x < y)) == "~(x < y)" and theano.printing.pprint(-x) == "-x"
+    # a compiled function and a scan with its inner graph
+    W = theano.shared(np.eye(2), name="W")
+    r, _ = theano.scan(lambda a, h: T.tanh(T.dot(W, h) + a), sequences=T.dmatrix("s"), outputs_info=T.zeros((2,)))
+    text = theano.printing.debugprint(r, file="str")
+    assert "Inner graphs of the scan ops:" in text and "Elemwise(tanh)" in text and " |W [id" in text
+    f = theano.function([x], x * 2)
+    assert theano.printing.debugprint(f, file="str").splitlines()[1:] == [" |x [id B]", " |Constant{2} [id C]"]
+
+
+def test_print_op_passes_values_and_gradients():
+    x = T.dvector("x")
+    with pytest.warns(UserWarning, match="do not print"):
+        theano.printing.Print._warned = False
+        p = theano.printing.Print("x is")(x)
+    f = theano.function([x], [p * 3, T.grad((p ** 2).sum(), x)])
+    v, g = f([1.0, -2.0])
+    np.testing.assert_allclose(v, [3.0, -6.0])
+    np.testing.assert_allclose(g, [2.0, -4.0])
+
+
+# -- compiled functions deep-copy and pickle ----------------------------------------------------
+
+
+class _Elman:
+    """rnnslu.py's model, as the tutorial builds it (one-hot rows instead of an embedding lookup)."""
+
+    def __init__(self, nh, nc, ne, seed=0):
+        rng = np.random.RandomState(seed)
+        self.wx = theano.shared(0.2 * rng.uniform(-1.0, 1.0, (ne, nh)), name="wx")
+        self.wh = theano.shared(0.2 * rng.uniform(-1.0, 1.0, (nh, nh)), name="wh")
+        self.w = theano.shared(0.2 * rng.uniform(-1.0, 1.0, (nh, nc)), name="w")
+        self.bh = theano.shared(np.zeros(nh), name="bh")
+        self.b = theano.shared(np.zeros(nc), name="b")
+        self.h0 = theano.shared(np.zeros(nh), name="h0")
+        self.params = [self.wx, self.wh, self.w, self.bh, self.b, self.h0]
+        x = T.dmatrix("x")
+        y = T.lscalar("y")
+
+        def recurrence(x_t, h_tm1):
+            h_t = T.nnet.sigmoid(T.dot(x_t, self.wx) + T.dot(h_tm1, self.wh) + self.bh)
+            s_t = T.nnet.softmax(T.dot(h_t, self.w) + self.b)  # a 1 x nc row (Theano 1.0)
+            return [h_t, s_t]
+
+        [h, s], _ = theano.scan(fn=recurrence, sequences=x, outputs_info=[self.h0, None], n_steps=x.shape[0])
+        p_y_given_x_sentence = s[:, 0, :]
+        y_pred = T.argmax(p_y_given_x_sentence, axis=1)
+        lr = T.dscalar("lr")
+        nll = -T.log(p_y_given_x_sentence[-1, y])
+        gradients = T.grad(nll, self.params)
+        updates = [(p, p - lr * g) for p, g in zip(self.params, gradients)]
+        self.classify = theano.function(inputs=[x], outputs=y_pred)
+        self.probabilities = theano.function(inputs=[x], outputs=p_y_given_x_sentence)
+        self.train = theano.function(inputs=[x, y, lr], outputs=nll, updates=updates)
+
+
+def _elman_numpy(params, xv):
+    wx, wh, w, bh, b, h0 = params
+    h, out = h0, []
+    for row in xv:
+        h = 1 / (1 + np.exp(-(row @ wx + h @ wh + bh)))
+        z = h @ w + b
+        e = np.exp(z - z.max())
+        out.append(e / e.sum())
+    return np.array(out)
+
+
+def test_deepcopy_of_a_model_keeps_its_values_at_copy_time():
+    model = _Elman(nh=4, nc=3, ne=5)
+    xv = np.eye(5)[[0, 3, 1, 4]]
+    model.train(xv, 2, 0.5)
+    at_copy = [p.get_value() for p in model.params]
+    best_model = copy.deepcopy(model)  # rnnslu.py
+    for _ in range(3):
+        model.train(xv, 1, 0.5)
+    # the copy computes with the values at copy time, the original with its trained ones
+    np.testing.assert_allclose(best_model.probabilities(xv), _elman_numpy(at_copy, xv), rtol=1e-10)
+    np.testing.assert_allclose(model.probabilities(xv), _elman_numpy([p.get_value() for p in model.params], xv),
+                               rtol=1e-10)
+    np.testing.assert_array_equal(best_model.classify(xv), _elman_numpy(at_copy, xv).argmax(axis=1))
+    # the copy's functions use the copy's shared variables, and its updates change those only
+    assert all(a is not b for a, b in zip(best_model.params, model.params))
+    assert set(map(id, best_model.train.shared)) <= set(map(id, best_model.params))
+    trained = [p.get_value() for p in model.params]
+    best_model.train(xv, 0, 0.5)
+    for p, v in zip(model.params, trained):
+        np.testing.assert_array_equal(p.get_value(), v)
+    assert any(not np.array_equal(p.get_value(), v) for p, v in zip(best_model.params, at_copy))
+    # a copied variable is a new variable (graph walks tell them apart by id)
+    assert len({p.id for p in model.params + best_model.params}) == 12
+
+
+def test_pickled_functions_compile_again_when_loaded():
+    model = _Elman(nh=3, nc=2, ne=4, seed=1)
+    xv = np.eye(4)[[2, 0, 3]]
+    loss_before = model.train(xv, 1, 0.1)
+    data = pickle.dumps(model)
+    loaded = pickle.loads(data)
+    values = [p.get_value() for p in model.params]
+    for p, v in zip(loaded.params, values):
+        np.testing.assert_array_equal(p.get_value(), v)
+    np.testing.assert_allclose(loaded.probabilities(xv), _elman_numpy(values, xv), rtol=1e-10)
+    # training the loaded model and the original gives the same numbers, independently
+    l1, l2 = loaded.train(xv, 0, 0.1), model.train(xv, 0, 0.1)
+    np.testing.assert_allclose(l1, l2, rtol=1e-12)
+    assert np.isfinite(loss_before)
+    # a function alone, with keyword arguments, defaults and a single output
+    x, k = T.dvector("x"), T.lscalar("k")
+    f = theano.function([x, theano.In(k, value=3)], x * k)
+    g = pickle.loads(pickle.dumps(f))
+    np.testing.assert_allclose(g([1.0, 2.0]), [3.0, 6.0])
+    np.testing.assert_allclose(g(x=[1.0, 2.0], k=2), [2.0, 4.0])
+    assert g.ir == f.ir and copy.copy(g)([1.0], 1) == 1.0
+    # a shared variable with a default update (a random stream's state) keeps it
+    rs = T.shared_randomstreams.RandomStreams(seed=7)
+    u = theano.function([], rs.uniform((3,)))
+    first = u()
+    u2 = pickle.loads(pickle.dumps(u))
+    np.testing.assert_array_equal(u2(), u())
+    assert not np.array_equal(first, u2())
+    c = copy.deepcopy(u)
+    np.testing.assert_array_equal(c(), u())
+
+
+def test_pickle_of_a_default_update_that_cannot_be_pickled_warns():
+    s = theano.shared(np.zeros(2), name="s")
+    s.default_update = T.tanh(s + 1)
+    f = theano.function([], s * 2)
+    with pytest.warns(UserWarning, match="default_update is not saved"):
+        g = pickle.loads(pickle.dumps(f))
+    # the loaded function still applies the update it was compiled with
+    g()
+    np.testing.assert_allclose(g(), 2 * np.tanh(np.ones(2)))
+    np.testing.assert_allclose(f(), [0.0, 0.0])
+
+
+def test_deepcopy_of_graphs():
+    x = T.dvector("x")
+    w = theano.shared(np.array([0.5, -1.0, 2.0]), name="w")
+    y = x * w
+    for _ in range(40):
+        y = T.tanh(y) + 1
+    yc, xc, wc = copy.deepcopy([y, x, w])  # one memo: the copied graph reads the copied x and w
+    assert {v.id for v in theano.graph.graph_inputs([yc]) if v.name} == {xc.id, wc.id}
+    xv = np.array([1.0, 2.0, -3.0])
+    expect = xv * w.get_value()
+    for _ in range(40):
+        expect = np.tanh(expect) + 1
+    np.testing.assert_allclose(theano.function([xc], yc)(xv), expect, rtol=1e-12)
+    w.set_value(np.zeros(3))  # the copy keeps the value at copy time
+    np.testing.assert_allclose(theano.function([xc], yc)(xv), expect, rtol=1e-12)
+    # a deep graph is copied without Python's recursion limit (node by node)
+    z = x
+    for _ in range(3000):
+        z = z + 1.0
+    zc = copy.deepcopy(z)
+    assert zc is not z and zc.owner.op == z.owner.op and zc.id != z.id
+    depth, v = 0, zc
+    while v.owner is not None:
+        v = v.owner.inputs[0]
+        depth += 1
+    assert depth == 3000 and v is not x and v.name == "x"
+    assert bool(copy.deepcopy(x < 1)._is_nonzero) is False

@@ -4,7 +4,7 @@ It records a light symbolic graph and emits MLIR text for it; it imports the
 MLIR core of the package (:mod:`mlir_scan.runtime` compiles what
 :mod:`.function` emits) and the core never imports it. From the bottom up:
 
-* :mod:`.config` (``floatX``), :mod:`.graph` (``Variable``, ``Apply``,
+* :mod:`.config` (Theano's flags: ``floatX``, ``mode``...; ``change_flags``), :mod:`.graph` (``Variable``, ``Apply``,
   ``Op``, ``TensorType``, graph walks), :mod:`.emitter` (MLIR text: SSA
   names, scopes, common idioms);
 * :mod:`.ops` (the op classes), :mod:`.sharedvar` (shared variables);
@@ -16,7 +16,9 @@ MLIR core of the package (:mod:`mlir_scan.runtime` compiles what
 * :mod:`.gradient` (``grad``, ``jacobian``, ``hessian``, ``disconnected_grad``;
   also ``T.grad``, ``T.jacobian``, ``T.hessian``);
 * :mod:`.sandbox` (``sandbox.rng_mrg.MRG_RandomStreams``);
-* :mod:`.ifelse` (``ifelse``, lazy; also ``mlir_scan.ifelse``, Theano's ``theano.ifelse``).
+* :mod:`.ifelse` (``ifelse``, lazy; also ``mlir_scan.ifelse``, Theano's ``theano.ifelse``);
+* :mod:`.scalar` (Theano's ``theano.scalar``: scalar types, ``upcast``) and
+  :mod:`.printing` (``debugprint``, ``pprint``, ``Print``).
 
 :mod:`mlir_scan` re-exports the public names; the modules keep their
 pre-``builder`` paths too (``mlir_scan.tensor``, ``mlir_scan.scan_module``...).
@@ -26,7 +28,8 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import config, gradient, graph, ifelse, sandbox, scan_module, tensor
+from . import config, gradient, graph, ifelse, printing, sandbox, scalar, scan_module, tensor
+from .config import change_flags
 from .function import Function, In, Out, function
 from .gradient import disconnected_grad, grad, hessian, jacobian
 from .graph import MissingInputError, UnusedInputError, clone_replace
@@ -38,7 +41,8 @@ __all__ = [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
     "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
     "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox",
-    "gradient", "grad", "jacobian", "hessian", "disconnected_grad", "ifelse",
+    "gradient", "grad", "jacobian", "hessian", "disconnected_grad", "ifelse", "change_flags",
+    "printing", "scalar",
 ]
 
 # ``theano.ifelse`` / ``pytensor.ifelse``: ``mlir_scan.ifelse`` is :mod:`.ifelse`

@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import _native, cuda
 from ..compiler import compile as compile_mlir
+from . import config
 from . import tensor as T
 from .emitter import ModuleEmitter
 from .ops.shape import fold_shapes
@@ -58,6 +59,17 @@ def _compile(text: str, optimize: bool, target: str = "cpu", **cuda_options: Any
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return program
+
+
+def _optimizes(mode: Any) -> bool:
+    """Whether `mode` runs the scan rewrites: all modes but ``FAST_COMPILE``, and
+    ``Mode`` (the default) with ``config.optimizer`` one of Theano's unoptimized
+    settings (``"fast_compile"``, ``"merge"``, ``"None"``)."""
+    if mode == "FAST_COMPILE":
+        return False
+    if mode in (None, "Mode") and config.optimizer in ("fast_compile", "merge", "None"):
+        return False
+    return True
 
 
 def _target_options(target: Any, mode: Any, chip: Any, format: Any) -> tuple[Any, dict]:  # noqa: A002
@@ -159,6 +171,8 @@ class Function(_native.Function):
     def __init__(self, inputs, outputs, updates=None, givens=None, mode=None, name=None,
                  allow_input_downcast=None, on_unused_input=None, no_default_updates=False,
                  target="cpu", chip=None, format=None):  # noqa: A002
+        if mode is None:
+            mode = config.mode  # Theano's default mode ("Mode")
         mode, cuda_options = _target_options(target, mode, chip, format)
         #: The Theano mode the program was compiled for ("FAST_COMPILE" skips
         #: the scan rewrites).
@@ -294,7 +308,9 @@ class Function(_native.Function):
                 f"function: an input of the graph, used to compute the outputs, was not provided: {r!r}. "
                 "Add it to the inputs of the function.")
         used |= {r.id for r in roots}
-        policy = on_unused_input or "raise"
+        policy = on_unused_input or config.on_unused_input
+        if policy not in ("raise", "warn", "ignore"):
+            raise ValueError(f"function: on_unused_input must be 'raise', 'warn' or 'ignore', not {policy!r}")
         for i, v in enumerate(self.inputs):
             if v.id not in used:
                 msg = (f"function: inputs[{i}] ({v}) is not used to compute the outputs; pass "
@@ -306,7 +322,9 @@ class Function(_native.Function):
         self.shared: list[SharedVariable] = [r for r in roots if isinstance(r, SharedVariable)]
 
         self.ir, self._checks, self._check_exceptions = self._emit()
-        self.program = _compile(self.ir, optimize=(mode != "FAST_COMPILE"), target=target, **cuda_options)
+        #: What compiles the program again (a copy, an unpickled function).
+        self._compile_options = (_optimizes(mode), target, cuda_options)
+        self.program = _compile(self.ir, optimize=_optimizes(mode), target=target, **cuda_options)
         self._fn = self.program.functions["f"]
         # Per input: dtype, rank, static sizes (None if all dynamic), the
         # range of an integer scalar: what a value must match to need no
@@ -339,6 +357,24 @@ class Function(_native.Function):
         other.__dict__.update(self.__dict__)
         other._bind_native()
         return other
+
+    def __reduce__(self) -> tuple:
+        """Pickling and ``copy.deepcopy``: the function is saved as its MLIR module and
+        what a call needs (input types and defaults, its shared variables); loading
+        compiles the module again, or takes the program from the compile cache.
+
+        The shared variables are saved with the function (a deep copy copies them:
+        the copy computes with their values at copy time, and one of its updates
+        changes the copy's variables only; ``copy.deepcopy`` of an object holding
+        both a function and its shared variables gives the copied function the
+        copied variables). The outputs and update expressions of the loaded function
+        are placeholders of their types: its graph is not saved.
+        """
+        state = {k: v for k, v in self.__dict__.items() if k not in _UNSAVED}
+        state["outputs"] = [Variable(o.type, name=o.name) for o in self.outputs]
+        state["updates"] = {s: Variable(v.type) for s, v in self.updates.items()}
+        state["_in_updates"] = [(k, Variable(e.type)) for k, e in self._in_updates]
+        return (_load_function, (type(self), state))
 
     # -- MLIR ---------------------------------------------------------------------------
     def _emit(self) -> tuple[str, list[str], dict[int, type]]:
@@ -499,7 +535,33 @@ class Function(_native.Function):
         return f"<mlir_scan.Function {self.name or 'f'}({ins})>"
 
 
-_MISSING = object()
+class _Missing:
+    """The value of an argument without a default (one object, also after unpickling)."""
+
+    def __reduce__(self) -> str:
+        return "_MISSING"
+
+    def __repr__(self) -> str:
+        return "<no default>"
+
+
+_MISSING = _Missing()
+
+#: What :meth:`Function.__reduce__` does not save: the compiled program (rebuilt from
+#: ``ir``) and the graph before it was cut (the saved inputs are the function's own).
+_UNSAVED = ("program", "_fn", "_cut")
+
+
+def _load_function(cls: type, state: dict) -> Function:
+    """A :class:`Function` saved by :meth:`Function.__reduce__`, compiled again
+    (or taken from the compile cache)."""
+    f = cls.__new__(cls)
+    f.__dict__.update(state)
+    optimize, target, cuda_options = f._compile_options
+    f.program = _compile(f.ir, optimize=optimize, target=target, **cuda_options)
+    f._fn = f.program.functions["f"]
+    f._bind_native()
+    return f
 
 
 def _update_expr(s: SharedVariable, value: Any) -> Variable:

@@ -23,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any, Iterable, Sequence
 
@@ -295,6 +296,39 @@ class Variable:
             # ``Variable.eval``'s cache of compiled functions is rebuilt on demand.
             state["tag"] = {k: v for k, v in tag.items() if k != "eval_functions"}
         return state
+
+    def __deepcopy__(self, memo: dict) -> "Variable":
+        """A copy of the graph computing this variable (``copy.deepcopy``), made node by
+        node in topological order, so that deep graphs do not hit Python's recursion
+        limit; variables and nodes met before (in `memo`) are reused. Ops are shared,
+        not copied: they describe computations and are not changed after they are made
+        (a scan's inner graph reads its own placeholders, not the outer variables)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        if self.owner is None:
+            new = type(self).__new__(type(self))
+            memo[id(self)] = new
+            new.__setstate__(copy.deepcopy(Variable.__getstate__(self), memo))
+            return new
+        for node in toposort([self]):
+            if id(node) in memo:
+                continue
+            for v in node.inputs:
+                if id(v) not in memo:
+                    copy.deepcopy(v, memo)  # a root (the owners of the others come first)
+            new_node = Apply.__new__(Apply)
+            memo[id(node)] = new_node
+            new_node.op = node.op
+            new_node.inputs = [memo[id(v)] for v in node.inputs]
+            new_node.outputs = []
+            for out in node.outputs:
+                new = type(out).__new__(type(out))
+                memo[id(out)] = new
+                state = {k: (new_node if k == "owner" else copy.deepcopy(v, memo))
+                         for k, v in Variable.__getstate__(out).items()}
+                new.__setstate__(state)
+                new_node.outputs.append(new)
+        return memo[id(self)]
 
     def __setstate__(self, state: dict) -> None:
         """A copied or unpickled variable is a new variable: it takes a fresh id

@@ -18,6 +18,10 @@ Example::
 
 from __future__ import annotations
 
+import copy
+import io
+import pickle
+import warnings
 from typing import Any
 
 import numpy as np
@@ -116,8 +120,38 @@ class SharedVariable(Variable):
     def __str__(self) -> str:
         return self.name or super().__str__()
 
+    def __deepcopy__(self, memo: dict) -> "SharedVariable":
+        """A new shared variable with a copy of the value (and of the default update's graph);
+        a function deep-copied with it uses the copy (see ``Function.__reduce__``)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(Variable.__getstate__(self), memo))
+        return new
+
+    def __getstate__(self) -> dict:
+        """The state pickle saves: a default update whose graph cannot be pickled
+        (it holds an op that is not picklable) is left out, with a warning."""
+        state = super().__getstate__()
+        update = state.get("default_update")
+        if update is not None:
+            try:
+                _GraphProbe(io.BytesIO()).dump(update)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                warnings.warn(f"pickling shared variable {self}: its default_update is not saved "
+                              f"(its graph cannot be pickled: {exc})", stacklevel=2)
+                state["default_update"] = None
+        return state
+
     def clone(self) -> "SharedVariable":
         return SharedVariable(self._value, self.type, self.name, self._allow_downcast)
+
+
+class _GraphProbe(pickle.Pickler):
+    """Pickles a graph without its shared variables (they are checked when they are
+    pickled themselves): whether the graph's ops can be pickled."""
+
+    def persistent_id(self, obj: Any) -> Any:
+        return id(obj) if isinstance(obj, SharedVariable) else None
 
 
 def shared(value: Any, name: str | None = None, strict: bool = False, allow_downcast: bool | None = None,
