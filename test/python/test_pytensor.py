@@ -839,3 +839,39 @@ def test_squeeze_of_an_axis_of_unknown_length():
         ref(xv, 3)
     with pytest.raises(ValueError, match="squeeze"):
         ours(xv, 3)
+
+
+@pytest.mark.parametrize("form", ["-1", "-2", "-3", pytest.param("k - 1", marks=pytest.mark.xfail(
+    PYTENSOR_3, strict=True, reason="PyTensor 3's local_subtensor_merge_integer turns res[k - 1] into "
+    "buffer[switch(k - 1 < 0, k - 1, k)], which the translation does not recognise as the last row (the whole "
+    "trace is kept); PyTensor 2.38's form is recognised"))])
+def test_last_rows_of_a_trace_are_recognised(form):
+    """``scan(...)[-1]``, ``[-2]`` and ``[n_steps - 1]`` read the scan's last rows, in the forms
+    PyTensor 2.38 and 3.x give them (PyTensor merges ``buffer[1:][i]`` into ``buffer[<expr>]``
+    unless the mode keeps it from doing so): the builder scan reads its rows at a constant
+    negative index, which mlir-scan's scan-save-mem turns into a scan that keeps that many rows."""
+    from mlir_scan.builder.graph import toposort
+    from mlir_scan.builder.ops.scan import ScanOp
+
+    A, k = pt.dvector("A"), pt.iscalar("k")
+    res = pytensor.scan(lambda prior, A: prior * A, outputs_info=pt.ones_like(A), non_sequences=A,
+                        n_steps=k, return_updates=False)
+    out = {"-1": res[-1], "-2": res[-2], "-3": res[-3], "k - 1": res[k - 1]}[form]
+    ours, ref = compile_both([A, k], out)
+    assert whole(ours)
+    for steps in (3, 5):
+        assert_same(ours, ref, np.linspace(0.5, 1.5, 4), steps)
+    if form == "-3":  # past the initial row: too few steps is an IndexError
+        if PYTENSOR_3:  # (PyTensor 2.38 returns a value there)
+            with pytest.raises(IndexError):
+                ref(np.ones(4), 1)
+        with pytest.raises(IndexError):
+            ours(np.ones(4), 1)
+    nodes = toposort(ours.maker.linker._function.outputs)
+    (scan,) = [n for n in nodes if isinstance(n.op, ScanOp)]
+    readers = [n for n in nodes if any(v in scan.outputs for v in n.inputs)]
+    # Either the translation kept only the last rows, or every read is at a constant
+    # negative index (what scan-save-mem needs to keep them).
+    assert any(scan.op.keep) or all(
+        getattr(n.op, "idx_list", ((),))[0] in (("i", -1), ("i", -2), ("i", -3)) for n in readers), \
+        [str(n.op) for n in readers]

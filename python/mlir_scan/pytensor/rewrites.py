@@ -28,8 +28,15 @@ __all__ = ["EXCLUDED_REWRITES", "inner_graph_rewrites"]
 #: mlir-scan bufferizes in place itself), ``scan_save_mem`` (PyTensor's
 #: circular buffers; mlir-scan's own ``scan-save-mem`` pass and the translation's
 #: ``keep`` do that job), ``local_careduce_fusion`` (reductions of fused
-#: ``Composite`` scalar ops), ``scan_save_mem_no_prealloc`` (the numba/JAX variant).
-EXCLUDED_REWRITES = ("inplace", "scan_save_mem", "scan_save_mem_no_prealloc", "local_careduce_fusion")
+#: ``Composite`` scalar ops), ``scan_save_mem_no_prealloc`` (the numba/JAX variant),
+#: ``local_subtensor_merge`` (PyTensor 2.38's: it merges ``scan(...)[-1]`` and
+#: ``scan(...)[k - 1]``, i.e. ``buffer[1:][i]``, into ``buffer[<symbolic index>]``, which
+#: hides that only the last rows are read; unmerged, the translation reads the scan's
+#: rows at ``-1``/``k - 1`` and mlir-scan's ``scan-save-mem`` keeps one; MLIR folds chains
+#: of slices itself. PyTensor 3's ``local_subtensor_merge_integer`` is kept: it gives
+#: ``scan(...)[-1]`` its PyTensor 3 value at zero steps, the initial one).
+EXCLUDED_REWRITES = ("inplace", "scan_save_mem", "scan_save_mem_no_prealloc", "local_careduce_fusion",
+                     "local_subtensor_merge")
 
 
 @functools.cache

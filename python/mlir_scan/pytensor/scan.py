@@ -21,7 +21,7 @@ the ``K`` init rows followed by one row per step. The translation gives
 exactly that (``concatenate(init rows, scan rows)``), but a
 :class:`BufferHint` lets the ``Subtensor`` nodes PyTensor puts after a scan
 read the scan's rows without the copy: ``buffer[K:]`` is the scan's result
-itself, and ``buffer[-j]`` (``j <= K``) is read from a scan that keeps only
+itself, and ``buffer[-j]`` (any constant ``j``) is read from a scan that keeps only
 its last rows when every reader of the buffer is such an index (the
 builder's ``keep``, what PyTensor's own ``scan_save_mem`` does).
 
@@ -50,6 +50,7 @@ from pytensor.tensor.subtensor import IncSubtensor, Subtensor, indices_from_subt
 
 from ..builder import tensor as T
 from ..builder.graph import Variable
+from ..builder.ops.misc import Assert as BAssert
 from ..builder.ops.scan import ScanOp
 from ..builder.scan_module import scan as builder_scan
 from ..builder.scan_module import until
@@ -68,9 +69,9 @@ class BufferHint:
     """
 
     def __init__(self, init_rows: Variable, rows: Variable | None, k: int,
-                 last: Variable | None = None, keep: int = 0):
+                 last: Variable | None = None, keep: int = 0, steps: Variable | None = None):
         self.init_rows, self.rows, self.k = init_rows, rows, k
-        self.last, self.keep = last, keep
+        self.last, self.keep, self.steps = last, keep, steps
 
     def whole(self) -> Variable:
         """The whole buffer, as PyTensor gives it."""
@@ -88,12 +89,18 @@ class BufferHint:
                 return self.rows if k.start == self.k else self.rows[k.start - self.k:]
             return None
         if isinstance(k, int) and self.last is not None and -self.keep <= k < 0:
-            return self.last[self.keep + k]
+            last = self.last
+            if -k > self.k:
+                # Past the init rows: the buffer (k + n_steps rows) must have that many.
+                enough = T.ge(self.steps, -k - self.k)
+                last = BAssert(f"index {k} is out of bounds for the buffer of a scan of fewer than "
+                               f"{-k - self.k} steps", IndexError)(last, enough)
+            return last[self.keep + k]
         return None
 
 
 def _last_rows_only(tr: Translator, pt_out: Any, k: int) -> int:
-    """`j` when every reader of `pt_out` reads ``pt_out[-i]`` with ``i <= j <= k``; else 0."""
+    """`j` when every reader of `pt_out` reads ``pt_out[-i]`` with ``i <= j``; else 0."""
     fg = tr.fgraph
     if fg is None or pt_out not in getattr(fg, "clients", {}):
         return 0
@@ -107,7 +114,7 @@ def _last_rows_only(tr: Translator, pt_out: Any, k: int) -> int:
         if len(client.op.idx_list) != 1 or isinstance(client.op.idx_list[0], slice):
             return 0
         i = tr.static_int(client.inputs[1])
-        if i is None or not -k <= i < 0:
+        if i is None or i >= 0:
             return 0
         need = max(need, -i)
     return need
@@ -259,7 +266,7 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
     outs: list[Variable | None] = list(finals)
     for i, (pt_out, (rows, k)) in enumerate(zip(pt_states, init_rows)):
         if i in last_of:
-            hint = BufferHint(rows, None, k, last=results[i], keep=last_of[i])
+            hint = BufferHint(rows, None, k, last=results[i], keep=last_of[i], steps=n_steps)
             tr.buffers[pt_out] = hint
             # The whole buffer has no value: every reader indexes its last rows.
             outs.append(None)

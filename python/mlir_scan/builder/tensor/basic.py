@@ -37,11 +37,12 @@ import numpy as np
 from .. import config
 from ..graph import Constant, TensorType, Variable, check_dtype, is_float, is_int, upcast
 from ..ops.basic import Alloc, Arange, DimShuffle, Dot, Join, Reduce, Reshape
-from ..ops.elemwise import Elemwise, SCALAR_OPS, cast as _cast, elemwise_inputs, power as _power
+from ..ops.elemwise import Cast as _Cast, Elemwise, SCALAR_OPS, cast as _cast, elemwise_inputs, power as _power
 from ..ops.misc import Assert as _Assert, SpecifyShape
 from ..ops.shape import (MakeVector, Shape, Shape_i, carries_checks, checked_shape_of, dims_from_shape_arg,
                          symbolic_shape)
 from ..ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor, MaskNonzero
+from ..ops.scan import ScanOp
 from ..ops.subtensor import IncSubtensor, Subtensor, make_index_list
 
 __all__ = [
@@ -969,6 +970,10 @@ def _getitem(x: Variable, key) -> Variable:
         return x.owner.inputs[int(key)]
     if builtins.any(_is_array_index(k) for k in (key if isinstance(key, tuple) else (key,))):
         return _advanced_getitem(x, key)
+    if isinstance(key, tuple) and key and _is_last_row(x, key[0]):
+        key = (-1,) + key[1:]
+    elif _is_last_row(x, key):
+        key = -1
     idx_list, syms, newaxes = make_index_list(x, key)
     # Trailing full slices are implicit (x[:] is a Subtensor with no index).
     while idx_list and idx_list[-1] == ("s", None, None, None):
@@ -980,6 +985,47 @@ def _getitem(x: Variable, key) -> Variable:
             pattern.insert(p, "x")
         out = dimshuffle(out, *pattern)
     return out
+
+
+def _widened(v: Variable) -> Variable:
+    """`v` without the integer casts that widen it (they keep its value)."""
+    while (v.owner is not None and isinstance(v.owner.op, Elemwise) and isinstance(v.owner.op.scalar_op, _Cast)
+           and is_int(v.dtype) and is_int(v.owner.inputs[0].dtype)
+           and np.dtype(v.dtype).itemsize >= np.dtype(v.owner.inputs[0].dtype).itemsize):
+        v = v.owner.inputs[0]
+    return v
+
+
+def _is_last_row(x: Variable, k) -> bool:
+    """True when the index `k` of `x`'s leading axis is ``len(x) - 1``, written
+    with ``x.shape[0]`` or with the ``n_steps`` of the scan that made `x`.
+
+    Such an index is ``x[-1]`` exactly (both are out of bounds when `x` is
+    empty), and written so, scan-save-mem sees that the scan's last row is all
+    that is read: ``scan(..., n_steps=k)[0][k - 1]`` keeps one row, not `k`.
+    """
+    if not isinstance(k, Variable) or k.ndim != 0 or x.ndim == 0:
+        return False
+    def const(v, value) -> bool:
+        return isinstance(v, Constant) and v.data.shape == () and v.data == value
+
+    sub, add = elemwise_inputs(k, "sub"), elemwise_inputs(k, "add")
+    if sub is not None and const(sub[1], 1):
+        length = sub[0]
+    elif add is not None and const(add[0], -1):  # (PyTensor's canonical form of n - 1)
+        length = add[1]
+    elif add is not None and const(add[1], -1):
+        length = add[0]
+    else:
+        return False
+    length = _widened(length)
+    if length.owner is not None and isinstance(length.owner.op, Shape_i):
+        return length.owner.op.i == 0 and length.owner.inputs[0] is x
+    node = x.owner
+    if node is None or not isinstance(node.op, ScanOp) or node.op.until:
+        return False
+    j = node.outputs.index(x) - node.op.n_mitmot
+    return j >= 0 and not node.op.keep[j] and _widened(node.inputs[0]) is length
 
 
 def _is_array_index(k) -> bool:
