@@ -541,3 +541,34 @@ def test_deepcopy_of_graphs():
         depth += 1
     assert depth == 3000 and v is not x and v.name == "x"
     assert bool(copy.deepcopy(x < 1)._is_nonzero) is False
+
+
+def test_tag_attributes_and_test_values_are_accepted():
+    with theano.config.change_flags(compute_test_value="raise"):
+        x = T.dmatrix("x")
+        x.tag.test_value = np.ones((2, 3))  # real code under compute_test_value
+        y = (x * 2).sum()
+    assert x.tag.test_value.shape == (2, 3) and x.tag["test_value"] is x.tag.test_value
+    assert getattr(y.tag, "test_value", None) is None  # test values are kept, not computed
+    with pytest.raises(AttributeError):
+        y.tag.no_such_thing  # noqa: B018
+    assert theano.function([x], y)(np.full((2, 3), 0.5)) == 6.0
+    c = copy.deepcopy(x)
+    np.testing.assert_array_equal(c.tag.test_value, np.ones((2, 3)))
+
+
+def test_ultra_fast_sigmoid_is_theanos_approximation():
+    def reference(v):  # Theano's UltraFastScalarSigmoid.st_impl
+        h = 0.5 * v
+        a = abs(h)
+        z = 1.5 * a / (1 + a) if a < 1.7 else (0.935409070603099 + 0.0458812946797165 * (a - 1.7) if a < 3
+                                                else 0.99505475368673)
+        return 0.5 * ((z if h >= 0 else -z) + 1.0)
+
+    xv = np.array([-9.0, -5.0, -3.4, -2.0, -0.3, 0.0, 0.3, 2.0, 3.39, 3.41, 5.9, 6.1, 9.0])
+    x = T.dvector("x")
+    got = T.nnet.ultra_fast_sigmoid(x).eval({x: xv})
+    np.testing.assert_allclose(got, [reference(v) for v in xv], rtol=1e-12)
+    assert np.max(np.abs(got - 1 / (1 + np.exp(-xv)))) < 0.03
+    f = T.fvector("f")
+    assert T.nnet.ultra_fast_sigmoid(f).dtype == "float32"

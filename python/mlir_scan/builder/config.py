@@ -10,7 +10,8 @@ variable (``THEANO_FLAGS=floatX=float32,warn.round=False``) is read at import.
 
 Flags with an effect (the others are accepted and ignored: they configure
 Theano's C and GPU back ends, its debugging modes, test values, profiling and
-warnings about old bugs, none of which exists here):
+warnings about old bugs, none of which exists here; ``x.tag.test_value = ...``
+is accepted too, and test values are not computed):
 
 * ``floatX``: the dtype of untyped float placeholders (``T.vector()``,
   ``T.matrix()``...), of Python float constants and shared values, and of

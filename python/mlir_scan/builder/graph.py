@@ -206,6 +206,32 @@ class TensorType:
 _ids = itertools.count()
 
 
+class Scratchpad(dict):
+    """A variable's ``tag``: a dict whose keys are also attributes, as Theano's
+    ``tag`` object (``x.tag.test_value = ...``; test values are kept, not used).
+
+    >>> t = Scratchpad()
+    >>> t.test_value = 3
+    >>> t["test_value"], t.test_value, "trace" in t
+    (3, 3, False)
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"tag has no attribute {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 class Variable:
     """A typed symbolic value: a graph input, a constant or an output of a node.
 
@@ -229,7 +255,7 @@ class Variable:
         self.index = index
         self.name = name
         self.id = next(_ids)
-        self.tag: dict[str, Any] = {}
+        self.tag: Scratchpad = Scratchpad()
 
     # -- type shortcuts -----------------------------------------------------
     @property
@@ -294,7 +320,7 @@ class Variable:
         tag = state.get("tag")
         if isinstance(tag, dict) and "eval_functions" in tag:
             # ``Variable.eval``'s cache of compiled functions is rebuilt on demand.
-            state["tag"] = {k: v for k, v in tag.items() if k != "eval_functions"}
+            state["tag"] = Scratchpad((k, v) for k, v in tag.items() if k != "eval_functions")
         return state
 
     def __deepcopy__(self, memo: dict) -> "Variable":

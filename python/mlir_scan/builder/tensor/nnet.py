@@ -1,12 +1,12 @@
 """Theano's ``T.nnet``: sigmoid, softplus, softmax, softmax_graph, logsoftmax, relu, elu, selu,
 softsign, hard_sigmoid, categorical_crossentropy, crossentropy_categorical_1hot,
-crossentropy_softmax_1hot, binary_crossentropy, sigmoid_binary_crossentropy.
+crossentropy_softmax_1hot, binary_crossentropy, sigmoid_binary_crossentropy, ultra_fast_sigmoid.
 
 As in Theano 1.0, ``softmax`` and ``logsoftmax`` of a vector are a 1 x n row
 (Theano's ``Softmax.make_node`` pads a vector on the left); PyTensor's
 ``softmax(x, axis=...)`` with an explicit axis keeps the rank. Not provided:
 the convolutions (``conv2d``, ``conv3d``...), ``batch_normalization``,
-``h_softmax``, ``ultra_fast_sigmoid`` and the ops' classes (``Softmax``...).
+``h_softmax`` and the ops' classes (``Softmax``...).
 
 Example::
 
@@ -30,7 +30,7 @@ from .basic import (  # noqa: A004
 
 __all__ = ["sigmoid", "softplus", "softmax", "softmax_graph", "logsoftmax", "relu", "elu", "selu", "softsign",
            "hard_sigmoid", "categorical_crossentropy", "crossentropy_categorical_1hot", "crossentropy_softmax_1hot",
-           "binary_crossentropy", "sigmoid_binary_crossentropy"]
+           "binary_crossentropy", "sigmoid_binary_crossentropy", "ultra_fast_sigmoid"]
 
 #: The default `axis` of :func:`softmax` / :func:`logsoftmax`: Theano's
 #: ``softmax(c)`` (the last axis, a vector padded to a 1 x n row).
@@ -205,3 +205,18 @@ def crossentropy_softmax_1hot(x, y_idx) -> tuple[Variable, Variable]:
                         f"got {x.type} and {y.type}")
     sm = softmax(x)
     return categorical_crossentropy(sm, y), sm
+
+
+def ultra_fast_sigmoid(x) -> Variable:
+    """Theano's fast piecewise approximation of the sigmoid (``0.5 * (t(x / 2) + 1)`` with ``t``
+    a rational/linear approximation of tanh; absolute error below 0.03). Its gradient is
+    the derivative of the pieces (Theano's op has none)."""
+    x = as_tensor_variable(x)
+    if is_int(x.dtype) or x.dtype == "bool":
+        x = _cast(x, "float32" if x.dtype in ("bool", "int8", "int16") else "float64")
+    half = mul(0.5, x)
+    a = abs_(half)
+    z = switch(lt(a, 1.7), true_div(mul(1.5, a), a + 1),
+               switch(lt(a, 3), sub(a, 1.7) * 0.0458812946797165 + 0.935409070603099, 0.99505475368673))
+    z = switch(ge(half, 0), z, neg(z))
+    return _cast(mul(0.5, z + 1), x.dtype)
