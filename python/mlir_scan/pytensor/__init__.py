@@ -35,6 +35,7 @@ from pytensor.compile.mode import Mode, predefined_modes, register_mode
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
 from . import elemwise, scan, tensor_ops  # noqa: F401  (register their translations)
+from . import linalg_ops  # noqa: F401  (linear algebra translations)
 from .linker import EXCLUDED_REWRITES, CompileError, FallbackWarning, MlirScanLinker, UnsupportedOpError
 from .translate import TRANSLATORS, Unsupported
 

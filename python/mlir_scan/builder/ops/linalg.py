@@ -39,7 +39,7 @@ Example::
     >>> import numpy as np
     >>> from mlir_scan import tensor as T
     >>> A, b = T.matrix("A"), T.vector("b")
-    >>> x = Solve()(A, b)
+    >>> x = Solve(b_ndim=1)(A, b)
     >>> x.type
     TensorType(float64, (None,))
     >>> x.eval({A: np.array([[2.0, 1.0], [1.0, 3.0]]), b: np.array([3.0, 5.0])}).round(6).tolist()
@@ -57,7 +57,8 @@ from ..graph import Apply, Op, TensorType, Variable, is_float, upcast
 from .elemwise import broadcast_shapes
 
 __all__ = ["MatrixInverse", "Solve", "SolveTriangular", "Cholesky", "CholeskySolve", "Det", "SLogDet",
-           "BlockDiagonal", "Matmul", "matmul", "LinAlgError"]
+           "BlockDiagonal", "Matmul", "matmul", "LUFactor", "PivotToPermutations", "ArgSort", "tril", "triu",
+           "LinAlgError"]
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -204,10 +205,12 @@ def _dims_of(b: Block, ssa: str, t: TensorType) -> list[str]:
 # -- algorithms -----------------------------------------------------------------------------------
 
 
-def _lu(b: Block, A: _M, n: str, rhs: _M | None) -> tuple[str, str | None, str, str]:
+def _lu(b: Block, A: _M, n: str, rhs: _M | None, piv: _M | None = None) -> tuple:
     """Gaussian elimination with partial pivoting of the (writable copy of) `A`, applied to `rhs`.
 
-    Returns (LU, reduced rhs or None, sign of the permutation, singular flag).
+    Returns (LU, reduced rhs or None, sign of the permutation, singular flag),
+    and the pivots (LAPACK's ``ipiv``, 0-based: row k was swapped with row
+    ``piv[k]``) as a fifth value when `piv` (an int32 vector to fill) is given.
     The pivot of column k is the first row of largest magnitude (LAPACK's
     ``idamax``); a zero pivot sets the flag and skips that column's
     elimination (LAPACK's ``getrf``: the factorization goes on).
@@ -215,11 +218,15 @@ def _lu(b: Block, A: _M, n: str, rhs: _M | None) -> tuple[str, str | None, str, 
     dt, et = A.t.dtype, A.t.mlir_elem
     one_f, zero_f = b.const(1.0, dt), b.const(0.0, dt)
     inits = [(A.ssa, A.t.mlir)] + ([(rhs.ssa, rhs.t.mlir)] if rhs else []) + [(one_f, et), (b.const(False, "bool"), "i1")]
+    if piv is not None:
+        inits.append((piv.ssa, piv.t.mlir))
 
     def step(bb: Block, k: str, c: list[str]) -> list[str]:
         a = c[0]
         r = c[1] if rhs else None
-        sign, sing = c[-2], c[-1]
+        pv = c[-1] if piv is not None else None
+        cc = c[:-1] if piv is not None else c
+        sign, sing = cc[-2], cc[-1]
         one = bb.index(1)
         k1 = bb.iop("addi", k, one)
 
@@ -229,8 +236,8 @@ def _lu(b: Block, A: _M, n: str, rhs: _M | None) -> tuple[str, str | None, str, 
             return [sb.select(better, i, s[0], "index"), sb.select(better, v, s[1], et)]
 
         p, _ = _for(bb, k, n, [(k, "index"), (bb.const(-1.0, dt), et)], search)
-        piv = A.get(bb, p, k, ssa=a)
-        zero = bb.op(f"arith.cmpf oeq, {piv}, {zero_f} : {et}")
+        pval = A.get(bb, p, k, ssa=a)
+        zero = bb.op(f"arith.cmpf oeq, {pval}, {zero_f} : {et}")
         sing2 = bb.op(f"arith.ori {sing}, {zero} : i1")
         moved = bb.icmp("ne", p, k)
         sign2 = bb.select(moved, bb.op(f"arith.negf {sign} : {et}"), sign, et)
@@ -257,7 +264,7 @@ def _lu(b: Block, A: _M, n: str, rhs: _M | None) -> tuple[str, str | None, str, 
                     return [rhs.put(sb, x, p, j, ssa=rhs.put(sb, y, k, j, ssa=s[0]))]
 
                 r = _for(bb, bb.index(0), r_hi, [(r, rhs.t.mlir)], swap_m)[0]
-        recip = bb.op(f"arith.divf {one_f}, {piv} : {et}")
+        recip = bb.op(f"arith.divf {one_f}, {pval} : {et}")
         elim_hi = bb.select(zero, k1, n, "index")
 
         def elim(eb: Block, i: str, s: list[str]) -> list[str]:
@@ -277,12 +284,16 @@ def _lu(b: Block, A: _M, n: str, rhs: _M | None) -> tuple[str, str | None, str, 
 
         carried = [(a, A.t.mlir)] + ([(r, rhs.t.mlir)] if rhs else [])
         out = _for(bb, k1, elim_hi, carried, elim)
-        return out + [sign2, sing2]
+        if piv is None:
+            return out + [sign2, sing2]
+        p32 = bb.op(f"arith.index_cast {p} : index to i32")
+        return out + [sign2, sing2, piv.put(bb, p32, k, ssa=pv)]
 
     res = _for(b, b.index(0), n, inits, step)
+    extra = (res[-1],) if piv is not None else ()
     if rhs is None:
-        return res[0], None, res[1], res[2]
-    return res[0], res[1], res[2], res[3]
+        return (res[0], None, res[1], res[2]) + extra
+    return (res[0], res[1], res[2], res[3]) + extra
 
 
 def _tri(b: Block, A: _M, B: _M, n: str, lower: bool, transposed: bool, unit: bool) -> str:
@@ -1115,3 +1126,134 @@ class BlockDiagonal(Op):
             r0, c0 = r1, c1
         del T
         return res
+
+
+class LUFactor(_SquareOp):
+    """SciPy's ``lu_factor``: (LU, pivots) of (each matrix of) `x`, LAPACK's ``getrf`` layout.
+
+    ``LU`` holds U and, below the diagonal, L's multipliers; ``pivots``
+    (int32, 0-based) says that row k was swapped with row ``pivots[k]``. A
+    singular matrix gives an LU of NaN (PyTensor's ``LUFactor``). No gradient
+    (the builder's users differentiate ``solve``).
+    """
+
+    what = "lu_factor"
+
+    def make_node(self, x) -> Apply:
+        x = self._input(x)
+        n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
+        return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (n, n)),
+                                 TensorType("int32", x.type.shape[:-2] + (n,))])
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        ct_out = _core_type(node.outputs[0].type, 2)
+        pt_ = _core_type(node.outputs[1].type, 1)
+
+        def core(bb: Block, ins: list) -> list[str]:
+            ssa, t = ins[0]
+            n, _ = _check_square(bb, ssa, t, self.what)
+            a = _M(bb.tensor_cast(ssa, t, ct_out), ct_out, n, n)
+            piv = _M(bb.empty(pt_, [n]), pt_, n, None)
+            lu, _, _, sing, p = _lu(bb, a, n, None, piv)
+            return [_nan_if(bb, sing, _M(lu, ct_out, n, n), [n, n]), p]
+
+        return _batched(b, node, inputs, [2], [2, 1], lambda bb, d: [d[0], d[0][:1]], core, self.what)
+
+
+class PivotToPermutations(Op):
+    """LAPACK pivots (row k swapped with ``pivots[k]``, in order) as a permutation (PyTensor's op).
+
+    `inverse`: the rows of the factorized matrix in the order of ``LU``'s rows
+    (``A[p_inv] = L U``); else its inverse (``argsort(p_inv)``). int64.
+    """
+
+    __props__ = ("inverse",)
+
+    def __init__(self, inverse: bool = True):
+        self.inverse = bool(inverse)
+
+    def make_node(self, pivots) -> Apply:
+        pivots = _as_var(pivots)
+        if pivots.ndim != 1 or pivots.dtype not in ("int8", "int16", "int32", "int64"):
+            raise ValueError(f"pivot_to_permutation: expected an integer vector, got {pivots.type}")
+        return Apply(self, [pivots], [TensorType("int64", pivots.type.shape)])
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        pv = node.inputs[0]
+        out = node.outputs[0].type
+        n = b.dim(inputs[0], pv.type, 0)
+        P = _M(b.empty(out, [n]), out, n, None)
+        ident = _for(b, b.index(0), n, [(P.ssa, out.mlir)],
+                     lambda lb, i, c: [P.put(lb, lb.from_index(i), i, ssa=c[0])])[0]
+
+        def swap(sb: Block, i: str, c: list[str]) -> list[str]:
+            raw = sb.op(f"tensor.extract {inputs[0]}[{i}] : {pv.type.mlir}")
+            j = sb.to_index(raw, pv.dtype)
+            bad = sb.op(f"arith.ori {sb.icmp('slt', j, sb.index(0))}, {sb.icmp('sge', j, n)} : i1")
+            sb.check(bad, "pivot_to_permutation: pivot {have} is out of bounds for size {need}", j, n, code=2)
+            x, y = P.get(sb, i, ssa=c[0]), P.get(sb, j, ssa=c[0])
+            return [P.put(sb, x, j, ssa=P.put(sb, y, i, ssa=c[0]))]
+
+        p_inv = _for(b, b.index(0), n, [(ident, out.mlir)], swap)[0]
+        if self.inverse:
+            return [p_inv]
+        Q = _M(b.empty(out, [n]), out, n, None)
+
+        def inv(ib: Block, i: str, c: list[str]) -> list[str]:
+            k = ib.to_index(P.get(ib, i, ssa=p_inv), "int64")
+            return [Q.put(ib, ib.from_index(i), k, ssa=c[0])]
+
+        return [_for(b, b.index(0), n, [(Q.ssa, out.mlir)], inv)[0]]
+
+    def L_op(self, node, output_grads):
+        return [None]
+
+
+class ArgSort(Op):
+    """NumPy's stable ``argsort`` of a vector (int64), NaN last; O(n^2) (for short vectors: pivots)."""
+
+    def make_node(self, x) -> Apply:
+        x = _as_var(x)
+        if x.ndim != 1:
+            raise ValueError(f"argsort: this op sorts vectors, got {x.type}")
+        return Apply(self, [x], [TensorType("int64", x.type.shape)])
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        out = node.outputs[0].type
+        n = b.dim(inputs[0], x.type, 0)
+        et = x.type.mlir_elem
+        fl = is_float(x.dtype)
+        Q = _M(b.empty(out, [n]), out, n, None)
+
+        def before(cb: Block, v: str, w: str, j: str, i: str) -> str:
+            """Whether element (w, j) sorts before (v, i)."""
+            if fl:
+                lt = cb.op(f"arith.cmpf olt, {w}, {v} : {et}")
+                eq = cb.op(f"arith.cmpf oeq, {w}, {v} : {et}")
+                v_nan = cb.op(f"arith.cmpf uno, {v}, {v} : {et}")
+                w_nan = cb.op(f"arith.cmpf uno, {w}, {w} : {et}")
+                w_num = cb.op(f"arith.xori {w_nan}, {cb.const(True, 'bool')} : i1")
+                lt = cb.op(f"arith.ori {lt}, {cb.op(f'arith.andi {v_nan}, {w_num} : i1')} : i1")
+                eq = cb.op(f"arith.ori {eq}, {cb.op(f'arith.andi {v_nan}, {w_nan} : i1')} : i1")
+            else:
+                lt = cb.op(f"arith.cmpi slt, {w}, {v} : {et}")
+                eq = cb.op(f"arith.cmpi eq, {w}, {v} : {et}")
+            tie = cb.op(f"arith.andi {eq}, {cb.icmp('slt', j, i)} : i1")
+            return cb.op(f"arith.ori {lt}, {tie} : i1")
+
+        def place(pb: Block, i: str, c: list[str]) -> list[str]:
+            v = pb.op(f"tensor.extract {inputs[0]}[{i}] : {x.type.mlir}")
+
+            def count(cb: Block, j: str, r: list[str]) -> list[str]:
+                w = cb.op(f"tensor.extract {inputs[0]}[{j}] : {x.type.mlir}")
+                one = cb.select(before(cb, v, w, j, i), cb.index(1), cb.index(0), "index")
+                return [cb.iop("addi", r[0], one)]
+
+            rank = _for(pb, pb.index(0), n, [(pb.index(0), "index")], count)[0]
+            return [Q.put(pb, pb.from_index(i), rank, ssa=c[0])]
+
+        return [_for(b, b.index(0), n, [(Q.ssa, out.mlir)], place)[0]]
+
+    def L_op(self, node, output_grads):
+        return [None]
