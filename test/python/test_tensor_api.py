@@ -675,3 +675,24 @@ def test_split_static_and_symbolic_sizes():
         T.split(T.matrix("m", shape=(3, 2)), [1, 3], 2)
     check_grad(lambda a: T.sum(T.split(a, [1, 3], 2, axis=1)[1] ** 2) + T.sum(T.split(a, [1, 3], 2, axis=1)[0]),
                [xv])
+
+
+def test_scan_drawing_random_numbers_compiles_without_its_updates():
+    """Theano: a function of a scan whose step draws random numbers may leave out the
+    scan's updates; the stream is then not advanced (found running rnnrbm.py's graphs)."""
+    from mlir_scan.tensor.shared_randomstreams import RandomStreams
+
+    rng = RandomStreams(1)
+    v = T.matrix("v")
+    chain, upd = theano.scan(lambda x: rng.binomial(size=x.shape, n=1, p=T.nnet.sigmoid(x), dtype="float64"),
+                             outputs_info=[v], n_steps=2)
+    without = theano.function([v], chain[-1].sum())
+    state = [s.get_value().copy() for s in upd]
+    x = np.full((4, 3), 0.5)
+    first = without(x)
+    assert without(x) == first  # the stream does not move
+    assert all(np.array_equal(s.get_value(), old) for s, old in zip(upd, state))
+    assert 0 <= first <= 12
+    with_upd = theano.function([v], chain[-1].sum(), updates=upd)
+    with_upd(x)
+    assert any(not np.array_equal(s.get_value(), old) for s, old in zip(upd, state))

@@ -280,7 +280,8 @@ class Function(_native.Function):
             while True:
                 roots = graph_inputs(self.outputs + list(upd.values()) + in_exprs)
                 new = [r for r in roots
-                       if isinstance(r, SharedVariable) and r.default_update is not None and r not in upd]
+                       if isinstance(r, SharedVariable) and r.default_update is not None and r not in upd
+                       and not _inside_a_scan_step(r.default_update)]
                 if not new:
                     break
                 for s in new:
@@ -575,6 +576,15 @@ def _update_expr(s: SharedVariable, value: Any) -> Variable:
                 f"shared variable without a downcast; cast it with .astype('{s.dtype}')")
         v = T.cast(v, s.dtype)
     return v
+
+
+def _inside_a_scan_step(update: Variable) -> bool:
+    """True for the default update of a random stream drawn from inside a scan's step
+    (it reads the step's placeholders): the scan returned it as its own update, and a
+    function compiled without the scan's updates leaves the stream as it is (Theano)."""
+    from .scan_module import _Placeholder
+
+    return any(isinstance(r, _Placeholder) for r in graph_inputs([update]))
 
 
 def function(inputs: Sequence[Variable] | None = None, outputs: Any = None, mode: Any = None, updates: Any = None,
