@@ -75,7 +75,7 @@ class ThreeWay:
 
     def __init__(self, f, variants: dict[str, dict] | None = None):
         self.f = f
-        optimize = f.mode != "FAST_COMPILE"
+        optimize = f._compile_options[0]  # (FAST_COMPILE, or the optimizer flag set to fast_compile)
         variants = variants if variants is not None else {"plain": PLAIN, "small-blocks": SMALL_BLOCKS}
         self.programs = {"compiled": f.program}
         self.programs.update({name: mlir_scan.compile(f.ir, optimize=optimize, **options)
