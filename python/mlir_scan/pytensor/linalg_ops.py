@@ -154,6 +154,8 @@ def _mapped_blockwise(tr: Translator, node: Any, ins: list) -> list:
     if fn is None:
         raise Unsupported(op, f"no translation for a Blockwise of {type(core).__name__}")
     bnd = op.batch_ndim(node)
+    if bnd == 0:  # an unbatched Blockwise: the core op on the same inputs
+        return fn(tr, core.make_node(*node.inputs), ins)
     core_inputs = []
     for inp in node.inputs:
         if isinstance(inp, PtConstant) and all(d == 1 for d in inp.type.shape[:bnd]):

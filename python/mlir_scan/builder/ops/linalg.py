@@ -427,6 +427,7 @@ def _batched(b: Block, node: Apply, inputs: list[str], core_in: Sequence[int], c
     outs = node.outputs
     rank = outs[0].ndim - core_out[0]
     cin = [_core_type(v.type, k) for v, k in zip(ins, core_in)]
+    core = _as_helper(node.op, cin, [_core_type(o.type, k) for o, k in zip(outs, core_out)], core)
     if rank == 0:
         return core(b, [(s, t) for s, t in zip(inputs, cin)])
     # Batch sizes (broadcast, checked).
@@ -497,6 +498,40 @@ def _batched(b: Block, node: Apply, inputs: list[str], core_in: Sequence[int], c
     from .advanced_subtensor import for_nest
 
     return for_nest(b, sizes, inits, body)
+
+
+def _as_helper(op: Op, cin: Sequence[TensorType], cout: Sequence[TensorType],
+               core: Callable[[Block, list[tuple[str, TensorType]]], list[str]]) -> Callable:
+    """`core` emitted once per module as a private function (one per op and core types), and called.
+
+    A program that uses an op many times (a scan's step and its gradient:
+    the forward ops, their recomputation and the gradient's own solves)
+    compiles each algorithm once: the call costs nanoseconds, LLVM's time
+    grows with the code. The name is a hash of the signature, so that the
+    module text (the compile cache's key) does not depend on the order of
+    emission.
+    """
+    import hashlib
+
+    key = f"{type(op).__name__}|{op}|{[t.mlir for t in cin]}|{[t.mlir for t in cout]}"
+    name = f"__mlir_scan_linalg_{type(op).__name__.lower()}_{hashlib.sha1(key.encode()).hexdigest()[:12]}"
+    in_types = ", ".join(t.mlir for t in cin)
+    out_types = ", ".join(t.mlir for t in cout)
+
+    def call(b: Block, ins: list[tuple[str, TensorType]]) -> list[str]:
+        module = b.module
+        if name not in module._helpers:
+            fb = module.function_block()
+            args = [f"%arg{i}" for i in range(len(cin))]
+            results = core(fb, [(a, t) for a, t in zip(args, cin)])
+            fb.stmt(f"return {', '.join(results)} : {out_types}")
+            decl = ", ".join(f"{a}: {t.mlir}" for a, t in zip(args, cin))
+            module.helper(name, f"  func.func private @{name}({decl}) -> ({out_types}) {{\n"
+                          + fb.text() + "\n  }")
+        operands = ", ".join(s for s, _ in ins)
+        return b.ops(f"func.call @{name}({operands}) : ({in_types}) -> ({out_types})", len(cout), "lin")
+
+    return call
 
 
 # -- gradient helpers -----------------------------------------------------------------------------
