@@ -369,49 +369,53 @@ def _pt():
     return pytensor, pt, L, mp
 
 
-def _pt_cases(pt, L):
-    A, b, B, X = pt.dmatrix("A"), pt.dvector("b"), pt.dmatrix("B"), pt.dtensor3("X")
+def _pt_costs(pt, L):
+    """Costs of every op (and of the batched forms), over inputs A (general), P (positive-definite),
+    C (a lower Cholesky factor), b, B and X, Y (stacks of general matrices).
+
+    The batched det has its own matrices: with a solve of the same stack, PyTensor rewrites it to the
+    product of the diagonals of the solve's LU factors, a batched ``ExtractDiag``, which the mode does
+    not translate yet (``T.diagonal`` takes matrices only).
+    """
+    A, P, C = pt.dmatrix("A"), pt.dmatrix("P"), pt.dmatrix("C")
+    b, B, X, Y = pt.dvector("b"), pt.dmatrix("B"), pt.dtensor3("X"), pt.dtensor3("Y")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {
-            "inv": ([A], L.inv(A).sum() + (L.inv(A) ** 2).sum()),
-            "det": ([A], L.det(A)),
-            "slogdet": ([A], L.slogdet(A)[1] + pt.log(pt.abs(L.det(A)))),
-            "solve": ([A, b], (L.solve(A, b) ** 2).sum()),
-            "solve_pos": ([A, B], L.solve(A, B, assume_a="pos").sum()),
-            "solve_sym": ([A, b], L.solve(A, b, assume_a="sym", lower=True).sum()),
-            "solve_triangular": ([A, b], (L.solve_triangular(A, b, lower=True) ** 2).sum()),
-            "cholesky": ([A], (L.cholesky(A) ** 2).sum()),
-            "cho_solve": ([A, b], (L.cho_solve((A, True), b) ** 2).sum()),
-            "block_diag": ([A, B], (L.block_diag(A, B) ** 2).sum()),
-            "batched_det": ([X], L.det(X).sum()),
-            "batched_solve": ([X, b], (L.solve(X, b, b_ndim=1) ** 2).sum()),
-            "batched_inv": ([X], (L.inv(X) ** 2).sum()),
+        costs = {
+            "inv": L.inv(A).sum() + (L.inv(A) ** 2).sum(),
+            "det": L.det(A),
+            "slogdet": L.slogdet(A)[1] + pt.log(pt.abs(L.det(A))),
+            "solve": (L.solve(A, b) ** 2).sum(),
+            "solve_pos": L.solve(P, B, assume_a="pos").sum(),
+            "solve_sym": L.solve(A, b, assume_a="sym", lower=True).sum(),
+            "solve_triangular": (L.solve_triangular(A, b, lower=True) ** 2).sum(),
+            "cholesky": (L.cholesky(P) ** 2).sum(),
+            "cho_solve": (L.cho_solve((C, True), b) ** 2).sum(),
+            "block_diag": (L.block_diag(A, B) ** 2).sum(),
+            "batched_det": L.det(Y).sum(),
+            "batched_solve": (L.solve(X, b, b_ndim=1) ** 2).sum(),
+            "batched_inv": (L.inv(X) ** 2).sum(),
         }
-
-
-def _pt_values(name, ins):
-    vals = {"A": _general(4), "b": RNG.normal(size=4), "B": RNG.normal(size=(4, 2)), "X": _general(4, 3)}
-    out = [vals[v.name] for v in ins]
-    if name in ("solve_pos", "cholesky"):
-        out[0] = _spd(4)
-    if name == "cho_solve":
-        out[0] = np.linalg.cholesky(_spd(4))
-    return out
+    return [A, P, C, b, B, X, Y], costs
 
 
 def test_pytensor_mode_compiles_linalg_and_gradients_whole():
+    """Every op and its gradient, in one function (one compile), against PyTensor."""
     pytensor, pt, L, mp = _pt()
-    for name, (ins, cost) in _pt_cases(pt, L).items():
-        grads = pytensor.grad(cost, ins)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ours = pytensor.function(ins, [cost] + grads, mode=mp.get_mode(strict=True))
-            ref = pytensor.function(ins, [cost] + grads, mode=_ref_mode())
-        assert ours.maker.linker.whole_graph, name
-        vals = _pt_values(name, ins)
-        for o, r in zip(ours(*vals), ref(*vals)):
-            np.testing.assert_allclose(o, r, rtol=1e-9, atol=1e-10, err_msg=name)
+    ins, costs = _pt_costs(pt, L)
+    outs = []
+    for name, cost in costs.items():
+        wrt = [v for v in ins if v in pytensor.graph.traversal.graph_inputs([cost])]
+        outs += [cost] + pytensor.grad(cost, wrt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = pytensor.function(ins, outs, mode=mp.get_mode(strict=True))
+        ref = pytensor.function(ins, outs, mode=_ref_mode())
+    assert ours.maker.linker.whole_graph
+    vals = [_general(4), _spd(4), np.linalg.cholesky(_spd(4)), RNG.normal(size=4), RNG.normal(size=(4, 2)),
+            _general(4, 3), _general(4, 2)]
+    for k, (o, r) in enumerate(zip(ours(*vals), ref(*vals))):
+        np.testing.assert_allclose(o, r, rtol=1e-9, atol=1e-10, err_msg=str(outs[k]))
 
 
 def test_pytensor_mode_batched_cholesky_value():

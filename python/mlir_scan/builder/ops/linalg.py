@@ -267,17 +267,22 @@ def _lu(b: Block, A: _M, n: str, rhs: _M | None, piv: _M | None = None) -> tuple
         recip = bb.op(f"arith.divf {one_f}, {pval} : {et}")
         elim_hi = bb.select(zero, k1, n, "index")
 
+        # Row k's trailing part, read by every row update of this step (one copy per step).
+        width = bb.iop("subi", n, k1)
+        row_t = TensorType(dt, (None,))
+        row_k = bb.op(f"tensor.extract_slice {a}[{k}, {k1}] [1, {width}] [1, 1] : {A.t.mlir} to {row_t.mlir}")
+
         def elim(eb: Block, i: str, s: list[str]) -> list[str]:
             aa = s[0]
             lval = _f(eb, "mulf", A.get(eb, i, k, ssa=aa), recip, et)
             aa = A.put(eb, lval, i, k, ssa=aa)
-
-            def upd(ub: Block, j: str, u: list[str]) -> list[str]:
-                x = A.get(ub, k, j, ssa=u[0])
-                y = A.get(ub, i, j, ssa=u[0])
-                return [A.put(ub, _f(ub, "subf", y, _f(ub, "mulf", lval, x, et), et), i, j, ssa=u[0])]
-
-            aa = _for(eb, k1, n, [(aa, A.t.mlir)], upd)[0]
+            # a[i, k+1:] -= l * a[k, k+1:]: a linalg.generic on the row (one bounds check per row,
+            # a contiguous loop LLVM vectorizes), written back in place.
+            row_i = eb.op(f"tensor.extract_slice {aa}[{i}, {k1}] [1, {width}] [1, 1] : {A.t.mlir} to {row_t.mlir}")
+            new = eb.generic([(row_k, row_t, "(d0)")], [(row_i, row_t, "(d0)")], ["parallel"],
+                             lambda gb, args: [_f(gb, "subf", args[1], _f(gb, "mulf", lval, args[0], et), et)])[0]
+            aa = eb.op(f"tensor.insert_slice {new} into {aa}[{i}, {k1}] [1, {width}] [1, 1] : {row_t.mlir} into "
+                       f"{A.t.mlir}")
             if rhs is None:
                 return [aa]
             return [aa, _row_update(eb, rhs, s[1], i, k, lval, et)]
