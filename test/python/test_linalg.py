@@ -478,3 +478,34 @@ def test_pytensor_mode_kalman_filter_scan_and_gradient():
     _close(got[0], _kalman_numpy(*vals), rtol=1e-10)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11)
+
+
+def test_pytensor_mode_rewritten_forms():
+    """What PyTensor's rewrites make of these ops: a solve with a scan's non-sequence matrix (its LU
+    factorization pushed out of the loop: LUFactor, PivotToPermutations, ArgSortOp, triangular solves),
+    the SLogDet op, batched products (BatchedDot), a batched Cholesky with on_error="raise"."""
+    pytensor, pt, L, mp = _pt()
+    from pytensor.tensor.blockwise import Blockwise
+
+    try:
+        from pytensor.tensor.linalg.summary import SLogDet
+    except ImportError:  # PyTensor 2.38
+        from pytensor.tensor.nlinalg import SLogDet
+    A, ys, x0, X, Y = pt.dmatrix("A"), pt.dmatrix("ys"), pt.dvector("x0"), pt.dtensor3("X"), pt.dtensor3("Y")
+    xs = pytensor.scan(lambda y, x, A: L.solve(A, x + y) * 0.5, sequences=ys, outputs_info=x0, non_sequences=A,
+                       return_updates=False)
+    cost = (xs[-1] ** 2).sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outs = [cost, *pytensor.grad(cost, [A, x0]), *Blockwise(SLogDet())(X), X @ Y,
+                pytensor.grad((X @ Y).sum() + (L.inv(X) ** 2).sum(), X),
+                L.cholesky(Y + Y.mT + 8 * pt.eye(3), on_error="raise")]
+        ins = [ys, x0, A, X, Y]
+        ours = pytensor.function(ins, outs, mode=mp.get_mode(strict=True))
+        ref = pytensor.function(ins, outs, mode=_ref_mode())
+    assert ours.maker.linker.whole_graph
+    vals = [RNG.normal(size=(6, 3)), RNG.normal(size=3), _general(3), _general(3, 2), RNG.normal(size=(2, 3, 3))]
+    for o, r in zip(ours(*vals), ref(*vals)):
+        np.testing.assert_allclose(o, r, rtol=1e-9, atol=1e-12)
+    names = {type(n.op).__name__ for n in ours.maker.fgraph.apply_nodes}
+    assert "BatchedDot" in names or "Blockwise" in names

@@ -6,8 +6,8 @@ and what PyTensor's gradients and rewrites of these produce: ``LUFactor``,
 ``PivotToPermutations`` and ``ArgSortOp`` (of ``lu_solve``, which PyTensor's
 ``reuse_decomposition_multiple_solves`` rewrite puts in place of two solves
 with one matrix, and ``scan_split_non_sequence_decomposition_and_solve``
-inside scans), ``AllocDiag``, and ``Dot`` in a ``Blockwise`` (a batched
-matrix product). Each maps onto :mod:`mlir_scan.builder.ops.linalg`, whose
+inside scans), ``AllocDiag``, and ``Dot`` in a ``Blockwise`` or as
+``BatchedDot`` (a batched matrix product). Each maps onto :mod:`mlir_scan.builder.ops.linalg`, whose
 ops loop over batch dimensions themselves, so a ``Blockwise`` node is its
 core op applied to the batched inputs.
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+from pytensor.tensor.blas import BatchedDot
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.math import Dot
 from pytensor.tensor.sort import ArgSortOp
@@ -202,6 +203,16 @@ def _mapped_blockwise(tr: Translator, node: Any, ins: list) -> list:
         core_shape = [r.shape[d] for d in range(1, r.ndim)]
         out.append(T.reshape(r, batch + core_shape, ndim=bnd + len(core_shape)))
     return out
+
+
+@register(BatchedDot)
+def _batched_dot(tr: Translator, node: Any, ins: list) -> list:
+    """``BatchedDot`` (what PyTensor's rewrites make of a ``Blockwise`` of ``Dot``: batched gradients'
+    matrix products): stacks of matrix products, :class:`~mlir_scan.builder.ops.linalg.Matmul`."""
+    a, b = ins
+    if a.ndim != 3 or b.ndim != 3:
+        raise Unsupported(node.op, "BatchedDot of other than two stacks of matrices")
+    return [BL.Matmul()(a, b)]
 
 
 @register(ArgSortOp)
