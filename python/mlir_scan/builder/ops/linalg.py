@@ -30,7 +30,7 @@ time (``ValueError``).
 The algorithms are emitted as loops in the function itself (no library call
 per matrix): Gaussian elimination with partial pivoting (LAPACK's ``getrf``
 pivoting rule) applied to the right-hand sides as it goes, then back
-substitution; Cholesky row by row; forward/back substitution. Every inner
+substitution; Cholesky right-looking by rows; forward/back substitution. Every inner
 loop runs along a row (contiguous memory) so that LLVM can vectorize it;
 see ``docs/linalg.md``.
 
@@ -355,41 +355,62 @@ def _zero_diag(b: Block, A: _M, n: str) -> str:
     return _for(b, b.index(0), n, [(b.const(False, "bool"), "i1")], body)[0]
 
 
-def _cholesky_lower(b: Block, A: _M, n: str, read_lower: bool) -> tuple[str, str]:
-    """The lower Cholesky factor of the symmetric matrix whose `read_lower` triangle `A` holds
-    (row by row: L[i, j] = (A[i, j] - L[i, :j] . L[j, :j]) / L[j, j]), and the
-    failure flag (a pivot that is not > 0, or NaN: LAPACK's ``potrf``)."""
+def _cholesky_upper(b: Block, A: _M, n: str, read_lower: bool) -> tuple[str, str]:
+    """The upper Cholesky factor U (``U^T U = A``) of the symmetric matrix whose `read_lower` (or upper)
+    triangle `A` holds, and the failure flag (a pivot that is not > 0, or NaN: LAPACK's ``potrf``).
+
+    Right-looking, by rows: ``U[k, k] = sqrt(W[k, k])``, ``U[k, k+1:] = W[k, k+1:] / U[k, k]``, then every
+    later row ``i`` loses ``U[k, i] * U[k, i:]`` (a ``linalg.generic`` on the row's slice: contiguous,
+    vectorizable, one bounds check per row). The lower factor is its transpose.
+    """
     dt, et = A.t.dtype, A.t.mlir_elem
-    lt = TensorType(dt, A.t.shape)
+    wt = TensorType(dt, A.t.shape)
     zf = b.const(0.0, dt)
-    L0 = b.filled(lt, [n, n], zf)
-    L = _M(L0, lt, n, n)
+    # W: the upper triangle of the symmetric matrix, zeros below.
+    empty = b.empty(wt, [n, n])
 
-    def a_at(bb: Block, i: str, j: str) -> str:  # j <= i
-        return A.get(bb, i, j) if read_lower else A.get(bb, j, i)
+    def fill(gb: Block, args: list[str]) -> list[str]:
+        i, j = gb.op("linalg.index 0 : index"), gb.op("linalg.index 1 : index")
+        up = gb.icmp("sle", i, j)
+        r, c = (j, i) if read_lower else (i, j)
+        # Clamped indices: the read is in bounds below the diagonal too (its value is discarded).
+        r = gb.select(up, r, gb.index(0), "index")
+        c = gb.select(up, c, gb.index(0), "index")
+        v = gb.op(f"tensor.extract {A.ssa}[{r}, {c}] : {A.t.mlir}")
+        return [gb.select(up, v, zf, et)]
 
-    def dot(bb: Block, l_ssa: str, i: str, j: str, start: str) -> str:
-        def body(db: Block, k: str, s: list[str]) -> list[str]:
-            p = _f(db, "mulf", L.get(db, i, k, ssa=l_ssa), L.get(db, j, k, ssa=l_ssa), et)
-            return [_f(db, "subf", s[0], p, et)]
+    w0 = b.generic([], [(empty, wt, "(d0, d1)")], ["parallel", "parallel"], fill)[0]
+    W = _M(w0, wt, n, n)
+    row_t = TensorType(dt, (None,))
 
-        return _for(bb, b.index(0), j, [(start, et)], body)[0]
+    def step(sb: Block, k: str, c: list[str]) -> list[str]:
+        w, fail = c
+        d = W.get(sb, k, k, ssa=w)
+        bad = sb.op(f"arith.cmpf ule, {d}, {zf} : {et}")
+        r = sb.op(f"math.sqrt {d} : {et}")
+        w = W.put(sb, r, k, k, ssa=w)
+        k1 = sb.iop("addi", k, sb.index(1))
+        width = sb.iop("subi", n, k1)
+        seg = sb.op(f"tensor.extract_slice {w}[{k}, {k1}] [1, {width}] [1, 1] : {wt.mlir} to {row_t.mlir}")
+        seg = sb.generic([], [(seg, row_t, "(d0)")], ["parallel"], lambda gb, a: [_f(gb, "divf", a[0], r, et)])[0]
+        w = sb.op(f"tensor.insert_slice {seg} into {w}[{k}, {k1}] [1, {width}] [1, 1] : {row_t.mlir} into {wt.mlir}")
+        # seg (a copy of row k's new values) is read by every later row's update.
 
-    def row(rb: Block, i: str, c: list[str]) -> list[str]:
-        l_ssa, fail = c
+        def upd(ub: Block, i: str, u: list[str]) -> list[str]:
+            off = ub.iop("subi", i, k1)
+            wi = ub.iop("subi", n, i)
+            coef = ub.op(f"tensor.extract {seg}[{off}] : {row_t.mlir}")
+            src = ub.op(f"tensor.extract_slice {seg}[{off}] [{wi}] [1] : {row_t.mlir} to {row_t.mlir}")
+            dst = ub.op(f"tensor.extract_slice {u[0]}[{i}, {i}] [1, {wi}] [1, 1] : {wt.mlir} to {row_t.mlir}")
+            new = ub.generic([(src, row_t, "(d0)")], [(dst, row_t, "(d0)")], ["parallel"],
+                             lambda gb, a: [_f(gb, "subf", a[1], _f(gb, "mulf", coef, a[0], et), et)])[0]
+            return [ub.op(f"tensor.insert_slice {new} into {u[0]}[{i}, {i}] [1, {wi}] [1, 1] : {row_t.mlir} into "
+                          f"{wt.mlir}")]
 
-        def off(ob: Block, j: str, s: list[str]) -> list[str]:
-            v = dot(ob, s[0], i, j, a_at(ob, i, j))
-            v = _f(ob, "divf", v, L.get(ob, j, j, ssa=s[0]), et)
-            return [L.put(ob, v, i, j, ssa=s[0])]
+        w = _for(sb, k1, n, [(w, wt.mlir)], upd)[0]
+        return [w, sb.op(f"arith.ori {fail}, {bad} : i1")]
 
-        l_ssa = _for(rb, rb.index(0), i, [(l_ssa, lt.mlir)], off)[0]
-        d = dot(rb, l_ssa, i, i, a_at(rb, i, i))
-        bad = rb.op(f"arith.cmpf ule, {d}, {zf} : {et}")
-        l_ssa = L.put(rb, rb.op(f"math.sqrt {d} : {et}"), i, i, ssa=l_ssa)
-        return [l_ssa, rb.op(f"arith.ori {fail}, {bad} : i1")]
-
-    res = _for(b, b.index(0), n, [(L0, lt.mlir), (b.const(False, "bool"), "i1")], row)
+    res = _for(b, b.index(0), n, [(w0, wt.mlir), (b.const(False, "bool"), "i1")], step)
     return res[0], res[1]
 
 
@@ -840,10 +861,11 @@ class Solve(Op):
             rhs = _M(r_ssa, out_core, n, cols)
             dims = [n] + ([cols] if cols else [])
             if self.assume_a == "pos":
-                l_ssa, fail = _cholesky_lower(bb, _M(a_ssa, at, n, n), n, self.lower)
-                L = _M(l_ssa, TensorType(at.dtype, at.shape), n, n)
-                y = _tri(bb, L, rhs, n, lower=True, transposed=False, unit=False)
-                x = _tri(bb, L, _M(y, out_core, n, cols), n, lower=False, transposed=True, unit=False)
+                u_ssa, fail = _cholesky_upper(bb, _M(a_ssa, at, n, n), n, self.lower)
+                U = _M(u_ssa, TensorType(at.dtype, at.shape), n, n)
+                # U^T y = b (M = U^T lower), then U x = y.
+                y = _tri(bb, U, rhs, n, lower=True, transposed=True, unit=False)
+                x = _tri(bb, U, _M(y, out_core, n, cols), n, lower=False, transposed=False, unit=False)
                 return [_nan_if(bb, fail, _M(x, out_core, n, cols), dims)]
             A = self._system(bb, a_ssa, at, n)
             lu, red, _, sing = _lu(bb, A, n, rhs)
@@ -953,8 +975,8 @@ class Cholesky(_SquareOp):
             ssa, t = ins[0]
             n, _ = _check_square(bb, ssa, t, self.what)
             a = bb.tensor_cast(ssa, t, ct_out)
-            l_ssa, fail = _cholesky_lower(bb, _M(a, ct_out, n, n), n, self.lower)
-            if not self.lower:
+            l_ssa, fail = _cholesky_upper(bb, _M(a, ct_out, n, n), n, self.lower)
+            if self.lower:
                 l_ssa = _transpose(bb, l_ssa, ct_out, [n, n])
             return [_nan_if(bb, fail, _M(l_ssa, ct_out, n, n), [n, n])]
 
