@@ -196,6 +196,17 @@ def _bad_input_cases(lib):
     ]
 
 
+def _same_bad_result(got, want, name):
+    """Equal results (NaN equal to NaN). PyTensor 2.38's Python ``Solve`` (its C mode's) returns NaN
+    of `A`'s shape for a vector `b` (``np.full(a.shape, nan)``), not of its output type's; PyTensor 3's
+    default mode (NUMBA) gives NaN of `b`'s shape, as the output type says, and so does mlir-scan."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape and got.ndim == 1 and want.ndim == 2 and np.isnan(want).all():
+        assert np.isnan(got).all() and got.shape == want.shape[:1], name
+        return
+    np.testing.assert_array_equal(got, want, err_msg=name)
+
+
 def _pt_lib():
     from pytensor.tensor import linalg as L
 
@@ -222,7 +233,7 @@ def test_bad_input_gives_pytensors_results():
         ours = ours if isinstance(ours, list) else [ours]
         ref = ref if isinstance(ref, list) else [ref]
         for o, r in zip(ours, ref):
-            np.testing.assert_array_equal(np.asarray(o), np.asarray(r), err_msg=name)
+            _same_bad_result(o, r, name)
     # A singular inverse raises, in both.
     A = T.dmatrix("A")
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
@@ -406,7 +417,11 @@ def test_pytensor_mode_compiles_linalg_and_gradients_whole():
     outs = []
     for name, cost in costs.items():
         wrt = [v for v in ins if v in pytensor.graph.traversal.graph_inputs([cost])]
-        outs += [cost] + pytensor.grad(cost, wrt)
+        try:
+            grads = pytensor.grad(cost, wrt)
+        except NotImplementedError:  # PyTensor 2.38's CholeskySolve has no gradient
+            grads = []
+        outs += [cost] + grads
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours = pytensor.function(ins, outs, mode=mp.get_mode(strict=True))
@@ -439,7 +454,7 @@ def test_pytensor_mode_bad_input():
         got = got if isinstance(got, list) else [got]
         want = want if isinstance(want, list) else [want]
         for g, w in zip(got, want):
-            np.testing.assert_array_equal(g, w, err_msg=name)
+            _same_bad_result(g, w, name)
     A = pt.dmatrix("A")
     with pytest.raises(np.linalg.LinAlgError):
         pytensor.function([A], L.inv(A), mode=mp.get_mode(strict=True))(SINGULAR)
