@@ -159,6 +159,19 @@ def test_batch_sizes_that_differ_fail_at_run_time():
         f(_general(2, 3), RNG.normal(size=(2, 2, 1)))
 
 
+def test_diagonal_of_stacks():
+    """``ops.linalg.diagonal``: NumPy's ``diagonal`` at any rank (batched Cholesky/LU diagonals)."""
+    from mlir_scan.builder.ops.linalg import diagonal
+
+    X, Y = T.dtensor3("X"), T.dtensor4("Y")
+    x, y = RNG.normal(size=(2, 3, 4)), RNG.normal(size=(2, 3, 4, 5))
+    cases = [(k, a1, a2) for k in (-1, 0, 2) for a1, a2 in ((1, 2), (0, 2), (2, 1))]
+    got = ms.function([X, Y], [diagonal(X, *c) for c in cases] + [diagonal(Y, 1, 1, 3)])(x, y)
+    for g, w in zip(got, [np.diagonal(x, *c) for c in cases] + [np.diagonal(y, 1, 1, 3)]):
+        _close(g, w)
+    check_grad(lambda X: (diagonal(X, 1, 1, 2) ** 2).sum(), [x])
+
+
 # -- shapes and bad input -----------------------------------------------------------------------
 
 

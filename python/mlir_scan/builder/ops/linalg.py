@@ -58,6 +58,7 @@ from .elemwise import broadcast_shapes
 
 __all__ = ["MatrixInverse", "Solve", "SolveTriangular", "Cholesky", "CholeskySolve", "Det", "SLogDet",
            "BlockDiagonal", "Matmul", "matmul", "LUFactor", "PivotToPermutations", "ArgSort", "tril", "triu",
+           "diagonal",
            "LinAlgError"]
 
 LinAlgError = np.linalg.LinAlgError
@@ -1319,3 +1320,35 @@ class ArgSort(Op):
 
     def L_op(self, node, output_grads):
         return [None]
+
+
+def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
+    """NumPy's ``diagonal`` for any rank (the diagonal becomes the last dimension), with a gradient.
+
+    Rank 2 is ``T.diagonal``; a stack of matrices (a batched Cholesky's or LU's diagonal, as PyTensor's
+    ``ExtractDiag`` of a ``Blockwise``) is integer-array indexing of the two axes moved last.
+
+    >>> import numpy as np
+    >>> from mlir_scan import tensor as T
+    >>> X = T.tensor3("X")
+    >>> diagonal(X, 0, 1, 2).eval({X: np.arange(8.0).reshape(2, 2, 2)}).tolist()
+    [[0.0, 3.0], [4.0, 7.0]]
+    """
+    T = _T()
+    x = _as_var(x)
+    nd = x.ndim
+    if nd < 2:
+        raise ValueError(f"diagonal: expected rank >= 2, got {x.type}")
+    a1, a2 = axis1 % nd, axis2 % nd
+    if a1 == a2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    if nd == 2:
+        return T.diagonal(x, offset, a1, a2)
+    k = int(offset)
+    rest = [d for d in range(nd) if d not in (a1, a2)]
+    y = x.dimshuffle(*rest, a1, a2)
+    rows, cols = y.shape[nd - 2], y.shape[nd - 1]
+    length = T.maximum(T.minimum(rows - max(-k, 0), cols - max(k, 0)), 0)
+    i = T.arange(length)
+    idx = (slice(None),) * (nd - 2) + (i + max(-k, 0), i + max(k, 0))
+    return y[idx]
