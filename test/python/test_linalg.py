@@ -11,11 +11,12 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.linalg as sl
 
 import mlir_scan as ms
 from mlir_scan import tensor as T
 from gradcheck import check_grad
+
+sl = pytest.importorskip("scipy.linalg")  # (installed with PyTensor, in the test extra)
 
 N, S = T.nlinalg, T.slinalg
 RNG = np.random.default_rng(20261128)

@@ -148,10 +148,6 @@ class _M:
         idx = f"{i}, {j}" if self.t.ndim == 2 else i
         return b.op(f"tensor.insert {v} into {ssa or self.ssa}[{idx}] : {self.t.mlir}")
 
-    @property
-    def width(self) -> str | None:
-        return self.cols
-
 
 def _f(b: Block, op: str, x: str, y: str, dt: str) -> str:
     return b.op(f"arith.{op} {x}, {y} : {dt}")
@@ -193,14 +189,6 @@ def _nan_if(b: Block, bad: str, M: _M, dims: Sequence[str]) -> str:
     dt = M.t.dtype
     nan = b.const(float("nan"), dt)
     return _if(b, bad, lambda bb: [bb.filled(M.t, dims, nan)], lambda bb: [M.ssa], [M.t.mlir])[0]
-
-
-def _cast_core(b: Block, ssa: str, src: TensorType, dst: TensorType) -> str:
-    return b.tensor_cast(ssa, src, dst)
-
-
-def _dims_of(b: Block, ssa: str, t: TensorType) -> list[str]:
-    return b.dims(ssa, t)
 
 
 # -- algorithms -----------------------------------------------------------------------------------
@@ -268,22 +256,17 @@ def _lu(b: Block, A: _M, n: str, rhs: _M | None, piv: _M | None = None) -> tuple
         recip = bb.op(f"arith.divf {one_f}, {pval} : {et}")
         elim_hi = bb.select(zero, k1, n, "index")
 
-        # Row k's trailing part, read by every row update of this step (one copy per step).
-        width = bb.iop("subi", n, k1)
-        row_t = TensorType(dt, (None,))
-        row_k = bb.op(f"tensor.extract_slice {a}[{k}, {k1}] [1, {width}] [1, 1] : {A.t.mlir} to {row_t.mlir}")
-
         def elim(eb: Block, i: str, s: list[str]) -> list[str]:
             aa = s[0]
             lval = _f(eb, "mulf", A.get(eb, i, k, ssa=aa), recip, et)
             aa = A.put(eb, lval, i, k, ssa=aa)
-            # a[i, k+1:] -= l * a[k, k+1:]: a linalg.generic on the row (one bounds check per row,
-            # a contiguous loop LLVM vectorizes), written back in place.
-            row_i = eb.op(f"tensor.extract_slice {aa}[{i}, {k1}] [1, {width}] [1, 1] : {A.t.mlir} to {row_t.mlir}")
-            new = eb.generic([(row_k, row_t, "(d0)")], [(row_i, row_t, "(d0)")], ["parallel"],
-                             lambda gb, args: [_f(gb, "subf", args[1], _f(gb, "mulf", lval, args[0], et), et)])[0]
-            aa = eb.op(f"tensor.insert_slice {new} into {aa}[{i}, {k1}] [1, {width}] [1, 1] : {row_t.mlir} into "
-                       f"{A.t.mlir}")
+            # a[i, k+1:] -= l * a[k, k+1:], along the rows (contiguous).
+            def upd(ub: Block, j: str, u: list[str]) -> list[str]:
+                x = A.get(ub, k, j, ssa=u[0])
+                y = A.get(ub, i, j, ssa=u[0])
+                return [A.put(ub, _f(ub, "subf", y, _f(ub, "mulf", lval, x, et), et), i, j, ssa=u[0])]
+
+            aa = _for(eb, k1, n, [(aa, A.t.mlir)], upd)[0]
             if rhs is None:
                 return [aa]
             return [aa, _row_update(eb, rhs, s[1], i, k, lval, et)]
@@ -361,8 +344,8 @@ def _cholesky_upper(b: Block, A: _M, n: str, read_lower: bool) -> tuple[str, str
     triangle `A` holds, and the failure flag (a pivot that is not > 0, or NaN: LAPACK's ``potrf``).
 
     Right-looking, by rows: ``U[k, k] = sqrt(W[k, k])``, ``U[k, k+1:] = W[k, k+1:] / U[k, k]``, then every
-    later row ``i`` loses ``U[k, i] * U[k, i:]`` (a ``linalg.generic`` on the row's slice: contiguous,
-    vectorizable, one bounds check per row). The lower factor is its transpose.
+    later row ``i`` loses ``U[k, i] * U[k, i:]`` (a loop along the rows, contiguous). The lower factor
+    is its transpose.
     """
     dt, et = A.t.dtype, A.t.mlir_elem
     wt = TensorType(dt, A.t.shape)
@@ -382,7 +365,6 @@ def _cholesky_upper(b: Block, A: _M, n: str, read_lower: bool) -> tuple[str, str
 
     w0 = b.generic([], [(empty, wt, "(d0, d1)")], ["parallel", "parallel"], fill)[0]
     W = _M(w0, wt, n, n)
-    row_t = TensorType(dt, (None,))
 
     def step(sb: Block, k: str, c: list[str]) -> list[str]:
         w, fail = c
@@ -391,22 +373,18 @@ def _cholesky_upper(b: Block, A: _M, n: str, read_lower: bool) -> tuple[str, str
         r = sb.op(f"math.sqrt {d} : {et}")
         w = W.put(sb, r, k, k, ssa=w)
         k1 = sb.iop("addi", k, sb.index(1))
-        width = sb.iop("subi", n, k1)
-        seg = sb.op(f"tensor.extract_slice {w}[{k}, {k1}] [1, {width}] [1, 1] : {wt.mlir} to {row_t.mlir}")
-        seg = sb.generic([], [(seg, row_t, "(d0)")], ["parallel"], lambda gb, a: [_f(gb, "divf", a[0], r, et)])[0]
-        w = sb.op(f"tensor.insert_slice {seg} into {w}[{k}, {k1}] [1, {width}] [1, 1] : {row_t.mlir} into {wt.mlir}")
-        # seg (a copy of row k's new values) is read by every later row's update.
+        w = _for(sb, k1, n, [(w, wt.mlir)], lambda jb, j, v: [
+            W.put(jb, _f(jb, "divf", W.get(jb, k, j, ssa=v[0]), r, et), k, j, ssa=v[0])])[0]
 
         def upd(ub: Block, i: str, u: list[str]) -> list[str]:
-            off = ub.iop("subi", i, k1)
-            wi = ub.iop("subi", n, i)
-            coef = ub.op(f"tensor.extract {seg}[{off}] : {row_t.mlir}")
-            src = ub.op(f"tensor.extract_slice {seg}[{off}] [{wi}] [1] : {row_t.mlir} to {row_t.mlir}")
-            dst = ub.op(f"tensor.extract_slice {u[0]}[{i}, {i}] [1, {wi}] [1, 1] : {wt.mlir} to {row_t.mlir}")
-            new = ub.generic([(src, row_t, "(d0)")], [(dst, row_t, "(d0)")], ["parallel"],
-                             lambda gb, a: [_f(gb, "subf", a[1], _f(gb, "mulf", coef, a[0], et), et)])[0]
-            return [ub.op(f"tensor.insert_slice {new} into {u[0]}[{i}, {i}] [1, {wi}] [1, 1] : {row_t.mlir} into "
-                          f"{wt.mlir}")]
+            coef = W.get(ub, k, i, ssa=u[0])
+
+            def inner(jb: Block, j: str, v: list[str]) -> list[str]:
+                x = W.get(jb, k, j, ssa=v[0])
+                y = W.get(jb, i, j, ssa=v[0])
+                return [W.put(jb, _f(jb, "subf", y, _f(jb, "mulf", coef, x, et), et), i, j, ssa=v[0])]
+
+            return _for(ub, i, n, [(u[0], wt.mlir)], inner)
 
         w = _for(sb, k1, n, [(w, wt.mlir)], upd)[0]
         return [w, sb.op(f"arith.ori {fail}, {bad} : i1")]
@@ -1177,7 +1155,6 @@ class BlockDiagonal(Op):
         (g,) = output_grads
         if g is None:
             return [None] * self.n_inputs
-        T = _T()
         res = []
         r0 = c0 = 0
         nd = g.ndim
@@ -1187,7 +1164,6 @@ class BlockDiagonal(Op):
             idx = (slice(None),) * (nd - 2) + (slice(r0, r1), slice(c0, c1))
             res.append(_sum_to(g[idx], m))
             r0, c0 = r1, c1
-        del T
         return res
 
 
