@@ -875,3 +875,12 @@ def test_last_rows_of_a_trace_are_recognised(form):
     assert any(scan.op.keep) or all(
         getattr(n.op, "idx_list", ((),))[0] in (("i", -1), ("i", -2), ("i", -3)) for n in readers), \
         [str(n.op) for n in readers]
+
+
+def test_extract_diag_of_a_stack_of_matrices():
+    """A batched ExtractDiag (PyMC's MvNormal with an LKJ Cholesky prior reads the diagonals of a stack)."""
+    x = pt.tensor3("x")
+    outs = [pt.diagonal(x, 0, 1, 2), pt.diagonal(x, 1, 2, 1), pt.grad(pt.diagonal(x, 0, 1, 2).sum() ** 2, x)]
+    ours, ref = compile_both([x], outs)
+    assert whole(ours)
+    assert_same(ours, ref, np.arange(24.0).reshape(2, 3, 4))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import config, gradient, graph, ifelse, printing, sandbox, scalar, scan_module, tensor
+from . import config, gradient, graph, ifelse, printing, rop, sandbox, scalar, scan_module, tensor
 from .config import change_flags
 from .function import Function, In, Out, function
 from .gradient import disconnected_grad, grad, hessian, jacobian
@@ -64,3 +64,10 @@ for _name in ("grad", "jacobian", "hessian"):
     setattr(tensor.basic, _name, getattr(gradient, _name))
     if _name not in tensor.__all__:
         tensor.__all__.append(_name)
+
+# Forward mode (``rop`` sits above ``gradient``): ``T.Rop`` / ``theano.gradient.Rop`` and ``Lop``.
+for _name in ("Rop", "Lop"):
+    for _module in (tensor, gradient):
+        setattr(_module, _name, getattr(rop, _name))
+        if _name not in _module.__all__:
+            _module.__all__.append(_name)

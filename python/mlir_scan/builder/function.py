@@ -40,6 +40,7 @@ from . import tensor as T
 from .emitter import ModuleEmitter
 from .ops.shape import fold_shapes
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
+from .scan_module import _Placeholder
 from .sharedvar import SharedVariable, filter_value
 
 __all__ = ["function", "Function", "In", "Out"]
@@ -582,8 +583,6 @@ def _inside_a_scan_step(update: Variable) -> bool:
     """True for the default update of a random stream drawn from inside a scan's step
     (it reads the step's placeholders): the scan returned it as its own update, and a
     function compiled without the scan's updates leaves the stream as it is (Theano)."""
-    from .scan_module import _Placeholder
-
     return any(isinstance(r, _Placeholder) for r in graph_inputs([update]))
 
 

@@ -264,7 +264,3 @@ def hessian(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inp
         out.append(jacobian(g, w, consider_constant=consider_constant, disconnected_inputs=disconnected_inputs))
     return out[0] if single else out
 
-
-from .rop import Lop, Rop  # noqa: E402  (forward mode: theano.gradient.Rop / Lop)
-
-__all__ += ["Rop", "Lop"]

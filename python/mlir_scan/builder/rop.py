@@ -70,7 +70,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .gradient import DisconnectedInputError, grad
 from .graph import Apply, Constant, NullTypeGradError, Variable, clone_replace, is_float, toposort
+from .ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
 from .ops.autodiff import (
     SpecifyShape as _GradSpecifyShape,
     add_all,
@@ -244,13 +246,9 @@ register_R_op(DimShuffle, CollapseLeading, Reshape, Copy, Alloc, Subtensor, Take
 register_R_op(Join, MakeVector)(_all)
 register_R_op(IncSubtensor)(_linear(lambda node: (0, 1)))
 register_R_op(IfElse)(_linear(lambda node: range(1, len(node.inputs))))
-try:  # integer-array indexing: linear in the data, like basic indexing
-    from .ops.advanced_subtensor import AdvancedIncSubtensor, AdvancedSubtensor
-except ImportError:  # pragma: no cover
-    pass
-else:
-    register_R_op(AdvancedSubtensor)(_first)
-    register_R_op(AdvancedIncSubtensor)(_linear(lambda node: (0, 1)))
+# integer-array indexing: linear in the data, like basic indexing
+register_R_op(AdvancedSubtensor)(_first)
+register_R_op(AdvancedIncSubtensor)(_linear(lambda node: (0, 1)))
 
 
 @register_R_op(GradClip, GradScale)
@@ -580,8 +578,6 @@ def Rop(f: Any, wrt: Any, eval_points: Any, disconnected_outputs: str = "raise",
     >>> f(np.zeros((2, 2)), np.ones((2, 2)), np.array([0.0, 1.0]))
     array([1., 1.])
     """
-    from .gradient import DisconnectedInputError
-
     if disconnected_outputs not in ("raise", "warn", "ignore"):
         raise ValueError(f"Rop: disconnected_outputs must be 'raise', 'warn' or 'ignore', "
                          f"got {disconnected_outputs!r}")
@@ -649,8 +645,6 @@ def Lop(f: Any, wrt: Any, eval_points: Any, consider_constant: Any = None,
     array([[3., 6.],
            [4., 8.]])
     """
-    from .gradient import grad
-
     ev_list = list(eval_points) if isinstance(eval_points, (list, tuple)) else [eval_points]
     using_list, using_tuple = isinstance(wrt, list), isinstance(wrt, tuple)
     f_list = list(f) if isinstance(f, (list, tuple)) else [f]

@@ -32,15 +32,18 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+import pytensor.tensor as pt
+from pytensor.graph.basic import Constant as PtConstant
 from pytensor.tensor.blas import BatchedDot
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.math import Dot
 from pytensor.tensor.sort import ArgSortOp
 
 from ..builder import tensor as T
+from ..builder.scan_module import map as bmap
 from ..builder.ops import linalg as BL
 from ..builder.ops.misc import Assert as BAssert
-from .translate import Translator, Unsupported, register
+from .translate import Translator, Unsupported, lookup, register
 
 try:  # PyTensor 3.x
     from pytensor.tensor.linalg.constructors import BlockDiagonal
@@ -143,12 +146,6 @@ def _mapped_blockwise(tr: Translator, node: Any, ins: list) -> list:
     values; inputs that are constants without batch (``argsort``'s axis) stay
     constants, so that translations reading them statically still can.
     """
-    import pytensor.tensor as pt
-    from pytensor.graph.basic import Constant as PtConstant
-
-    from ..builder.scan_module import map as bmap
-    from .translate import lookup
-
     op = node.op
     core = op.core_op
     fn = lookup(core)

@@ -63,6 +63,7 @@ from pytensor.tensor.subtensor import (
 from ..builder import tensor as T
 from ..builder.ops.misc import Assert as BAssert
 from ..builder.ops.basic import DimShuffle as BDimShuffle
+from ..builder.ops.linalg import diagonal as linalg_diagonal
 from ..builder.ops.misc import SpecifyShape as BSpecifyShape
 from ..builder.ops.shape import Shape_i as BShape_i
 from ..builder.ops.shape import MakeVector as BMakeVector
@@ -260,7 +261,8 @@ def _eye(tr: Translator, node: Any, ins: list) -> list:
 @register(ExtractDiag)
 def _extract_diag(tr: Translator, node: Any, ins: list) -> list:
     op = node.op
-    return [T.diagonal(ins[0], offset=op.offset, axis1=op.axis1, axis2=op.axis2)]
+    # (any rank: a batched Cholesky's diagonal, PyMC's MvNormal with an LKJ prior)
+    return [linalg_diagonal(ins[0], op.offset, op.axis1, op.axis2)]
 
 
 @register(Repeat)

@@ -53,8 +53,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..emitter import Block
-from ..graph import Apply, Op, TensorType, Variable, is_float, upcast
-from .elemwise import broadcast_shapes
+from ..graph import Apply, Constant, Op, TensorType, Variable, is_float, upcast
+from .advanced_subtensor import for_nest
+from .autodiff import zeros_like
+from .basic import Arange, DimShuffle, Dot
+from .elemwise import broadcast_shapes, cast, elemwise
+from .misc import ExtractDiag
 
 __all__ = ["MatrixInverse", "Solve", "SolveTriangular", "Cholesky", "CholeskySolve", "Det", "SLogDet",
            "BlockDiagonal", "Matmul", "matmul", "LUFactor", "PivotToPermutations", "ArgSort", "tril", "triu",
@@ -67,14 +71,14 @@ LinAlgError = np.linalg.LinAlgError
 # -- helpers: types -------------------------------------------------------------------------------
 
 
-def _T():
-    from .. import tensor as T  # noqa: N812  (late: the DSL imports the ops)
-
-    return T
-
-
 def _as_var(x) -> Variable:
-    return x if isinstance(x, Variable) else _T().as_tensor_variable(x)
+    return x if isinstance(x, Variable) else Constant(np.asarray(x))
+
+
+def _arange(n: Variable) -> Variable:
+    """``arange(n)`` as int64 (the ops build graphs from ops, not from the DSL)."""
+    return Arange("int64")(Constant(np.asarray(0, "int64")), cast(_as_var(n), "int64"),
+                           Constant(np.asarray(1, "int64")))
 
 
 def _out_dtype(*dtypes: str) -> str:
@@ -84,7 +88,7 @@ def _out_dtype(*dtypes: str) -> str:
 
 
 def _to_float(x: Variable, dtype: str) -> Variable:
-    return x if x.dtype == dtype else _T().cast(x, dtype)
+    return x if x.dtype == dtype else cast(x, dtype)
 
 
 def _batch(inputs: Sequence[Variable], core_nd: Sequence[int], what: str) -> tuple:
@@ -500,7 +504,6 @@ def _batched(b: Block, node: Apply, inputs: list[str], core_in: Sequence[int], c
                              f"{ct.mlir} into {o.type.mlir}"))
         return new
 
-    from .advanced_subtensor import for_nest
 
     return for_nest(b, sizes, inits, body)
 
@@ -543,13 +546,13 @@ def _as_helper(op: Op, cin: Sequence[TensorType], cout: Sequence[TensorType],
 
 
 def _mT(x: Variable) -> Variable:
-    T = _T()
-    return T.swapaxes(x, x.ndim - 1, x.ndim - 2)
+    order = list(range(x.ndim))
+    order[-1], order[-2] = order[-2], order[-1]
+    return DimShuffle(x.ndim, tuple(order))(x)
 
 
 def _sum_to(g: Variable, like: Variable) -> Variable:
     """`g` summed over the batch dimensions `like` broadcasts along (a Blockwise gradient)."""
-    T = _T()
     extra = g.ndim - like.ndim
     if extra > 0:
         g = g.sum(axis=tuple(range(extra)))
@@ -557,36 +560,32 @@ def _sum_to(g: Variable, like: Variable) -> Variable:
     if axes:
         g = g.sum(axis=tuple(axes), keepdims=True)
     if g.dtype != like.dtype and is_float(like.dtype):
-        g = T.cast(g, like.dtype)
+        g = cast(g, like.dtype)
     return g
 
 
 def _tri_mask(x: Variable, lower: bool, k: int = 0) -> Variable:
-    T = _T()
-    r = T.arange(x.shape[x.ndim - 2]).dimshuffle(0, "x")
-    c = T.arange(x.shape[x.ndim - 1]).dimshuffle("x", 0)
-    return T.ge(r + k, c) if lower else T.le(r + k, c)
+    r = _arange(x.shape[x.ndim - 2]).dimshuffle(0, "x")
+    c = _arange(x.shape[x.ndim - 1]).dimshuffle("x", 0)
+    return elemwise("ge" if lower else "le", r + k, c)
 
 
 def tril(x: Variable, k: int = 0) -> Variable:
     """The lower triangle of (each matrix of) `x`, zeros elsewhere (NumPy's ``tril``)."""
-    T = _T()
-    return T.switch(_tri_mask(x, True, k), x, T.zeros_like(x))
+    return elemwise("switch", _tri_mask(x, True, k), x, zeros_like(x))
 
 
 def triu(x: Variable, k: int = 0) -> Variable:
     """The upper triangle of (each matrix of) `x`, zeros elsewhere (NumPy's ``triu``)."""
-    T = _T()
     m = _tri_mask(x, True, k - 1)
-    return T.switch(m, T.zeros_like(x), x)
+    return elemwise("switch", m, zeros_like(x), x)
 
 
 def _diag_of(x: Variable) -> Variable:
     """x with everything off the diagonal zeroed (batched)."""
-    T = _T()
-    r = T.arange(x.shape[x.ndim - 2]).dimshuffle(0, "x")
-    c = T.arange(x.shape[x.ndim - 1]).dimshuffle("x", 0)
-    return T.switch(T.eq(r, c), x, T.zeros_like(x))
+    r = _arange(x.shape[x.ndim - 2]).dimshuffle(0, "x")
+    c = _arange(x.shape[x.ndim - 1]).dimshuffle("x", 0)
+    return elemwise("switch", elemwise("eq", r, c), x, zeros_like(x))
 
 
 def _expand2(x: Variable) -> Variable:
@@ -682,10 +681,9 @@ def matmul(a, b_) -> Variable:
     >>> matmul(A, A).eval({A: np.ones((2, 2, 2))}).tolist()
     [[[2.0, 2.0], [2.0, 2.0]], [[2.0, 2.0], [2.0, 2.0]]]
     """
-    T = _T()
     a, b_ = _as_var(a), _as_var(b_)
     if a.ndim == 2 and b_.ndim <= 2 or a.ndim == 1 and b_.ndim <= 2:
-        return T.dot(a, b_)
+        return Dot()(a, b_)
     squeeze_a = squeeze_b = False
     if a.ndim == 1:
         a, squeeze_a = a.dimshuffle("x", 0), True
@@ -1310,7 +1308,6 @@ def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
     >>> diagonal(X, 0, 1, 2).eval({X: np.arange(8.0).reshape(2, 2, 2)}).tolist()
     [[0.0, 3.0], [4.0, 7.0]]
     """
-    T = _T()
     x = _as_var(x)
     nd = x.ndim
     if nd < 2:
@@ -1319,12 +1316,13 @@ def diagonal(x, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
     if a1 == a2:
         raise ValueError("diagonal: axis1 and axis2 cannot be the same")
     if nd == 2:
-        return T.diagonal(x, offset, a1, a2)
+        return ExtractDiag(offset)(x if (a1, a2) == (0, 1) else _mT(x))
     k = int(offset)
     rest = [d for d in range(nd) if d not in (a1, a2)]
     y = x.dimshuffle(*rest, a1, a2)
     rows, cols = y.shape[nd - 2], y.shape[nd - 1]
-    length = T.maximum(T.minimum(rows - max(-k, 0), cols - max(k, 0)), 0)
-    i = T.arange(length)
+    length = elemwise("maximum", elemwise("minimum", rows - max(-k, 0), cols - max(k, 0)),
+                      Constant(np.asarray(0, "int64")))
+    i = _arange(length)
     idx = (slice(None),) * (nd - 2) + (i + max(-k, 0), i + max(k, 0))
     return y[idx]

@@ -28,8 +28,9 @@ Example (what ``scan`` builds for a running sum)::
 from __future__ import annotations
 
 from ..emitter import Block
-from ..graph import Apply, Constant, Op, TensorType, Variable
+from ..graph import Apply, Constant, Op, TensorType, Variable, toposort
 from . import scan_grad
+from .autodiff import connection_pattern as pattern_of
 from .shape import Shape_i, fold_shapes
 
 __all__ = ["ScanOp", "ScanShape"]
@@ -142,10 +143,6 @@ class ScanOp(Op):
         cached = getattr(self, "_connection_pattern", None)
         if cached is not None and len(cached) == len(node.inputs):
             return [list(row) for row in cached]
-        from .autodiff import connection_pattern as pattern_of
-
-        from ..graph import toposort
-
         mask: dict[int, int] = {v.id: 1 << k for k, v in enumerate(self.inner_inputs)}
         for inner_node in toposort(self.inner_outputs):
             rows = pattern_of(inner_node)

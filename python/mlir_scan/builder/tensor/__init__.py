@@ -37,5 +37,3 @@ from .nnet import relu, softmax  # noqa: F401
 __all__ = list(basic.__all__) + list(extra.__all__) + list(extra_ops.__all__) + [
     "nnet", "opt", "random", "shared_randomstreams", "extra_ops", "xlogx", "nlinalg", "slinalg"]
 
-from ..rop import Lop, Rop  # noqa: E402,F401  (forward mode: T.Rop / T.Lop)
-__all__ += ["Rop", "Lop"]

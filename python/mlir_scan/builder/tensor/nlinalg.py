@@ -26,7 +26,7 @@ from __future__ import annotations
 from ..graph import Variable
 from ..ops.linalg import Det, MatrixInverse, SLogDet, matmul
 from .basic import as_tensor_variable
-from .extra import trace
+from .extra import eye, trace
 
 __all__ = ["MatrixInverse", "matrix_inverse", "inv", "Det", "det", "SLogDet", "slogdet", "matrix_dot",
            "matrix_power", "trace", "matmul"]
@@ -87,7 +87,6 @@ def matrix_power(M, n: int) -> Variable:
     if n < 0:
         M, n = matrix_inverse(M), -n
     if n == 0:
-        from .extra import eye
 
         size = M.shape[M.ndim - 1]
         return eye(size, dtype=M.dtype) + M * 0

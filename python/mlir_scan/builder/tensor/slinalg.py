@@ -29,7 +29,8 @@ import numpy as np
 from ..graph import Variable
 from ..ops.linalg import BlockDiagonal, Cholesky, CholeskySolve, Solve, SolveTriangular, tril, triu
 from ..ops.misc import Assert
-from .basic import as_tensor_variable
+from .basic import any as any_, as_tensor_variable, invert, isnan
+from .extra import diagonal, swapaxes
 
 __all__ = ["Solve", "solve", "SolveTriangular", "solve_triangular", "solve_lower_triangular",
            "solve_upper_triangular", "solve_symmetric", "Cholesky", "cholesky", "CholeskySolve", "cho_solve",
@@ -64,7 +65,6 @@ def solve(a, b, *, lower: bool = False, overwrite_a: bool = False, overwrite_b: 
         return solve_triangular(a, b, lower=kind.startswith("lower"), trans=transposed, b_ndim=b_ndim)
     nd = _b_ndim(b, b_ndim)
     if kind == "diagonal":
-        from .extra import diagonal
 
         d = diagonal(a, 0, a.ndim - 2, a.ndim - 1)
         if nd == 1:
@@ -77,7 +77,6 @@ def solve(a, b, *, lower: bool = False, overwrite_a: bool = False, overwrite_b: 
 
 
 def _mT(x: Variable) -> Variable:
-    from .extra import swapaxes
 
     return swapaxes(x, x.ndim - 1, x.ndim - 2)
 
@@ -135,7 +134,6 @@ def cholesky(x, lower: bool = True, *, check_finite: bool = True, overwrite_a: b
         raise ValueError(f"cholesky: on_error must be 'nan' or 'raise', got {on_error!r}")
     res = Cholesky(lower=lower)(as_tensor_variable(x))
     if on_error == "raise":
-        from .basic import any as any_, isnan, invert
 
         ok = invert(any_(isnan(res)))
         res = Assert("Matrix is not positive definite", np.linalg.LinAlgError)(res, ok)
