@@ -39,7 +39,7 @@ import numpy as np
 from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
 from .elemwise import broadcast_shapes
-from .subtensor import _as_ssa, _normalize, _zeros_of
+from .subtensor import _as_ssa, _normalize, _zeros_of, write_L_op
 
 __all__ = ["AdvancedSubtensor", "AdvancedIncSubtensor", "MaskNonzero"]
 
@@ -411,18 +411,8 @@ class AdvancedIncSubtensor(_AdvancedOp):
         return for_nest(b, upper, [(xs, xt.mlir)], body, at_depth={len(b_out): hoist})
 
     def L_op(self, node, output_grads):
-        (g,) = output_grads
-        x, y, idx = node.inputs[0], node.inputs[1], node.inputs[2:]
-        if g is None:
-            return [None] * len(node.inputs)
-        if self.set_instead_of_inc:
-            # The overwritten elements of x have no influence.
-            gx = AdvancedIncSubtensor(self.idx_list, True)(g, Constant(np.asarray(0, g.dtype)), *idx)
-        else:
-            gx = g
-        # (y was broadcast to the subtensor: the caller sums back to y's shape.)
-        gy = AdvancedSubtensor(self.idx_list)(g, *idx) if is_float(y.dtype) else None
-        return [gx, gy] + [None] * len(idx)
+        return write_L_op(node, output_grads, AdvancedSubtensor(self.idx_list),
+                          AdvancedIncSubtensor(self.idx_list, True) if self.set_instead_of_inc else None)
 
 
 class MaskNonzero(Op):

@@ -564,18 +564,24 @@ class IncSubtensor(_IndexOp):
         return [b.op(ins, "set")]
 
     def L_op(self, node, output_grads):
-        (g,) = output_grads
-        x, y, syms = node.inputs[0], node.inputs[1], node.inputs[2:]
-        if g is None:
-            return [None] * len(node.inputs)
-        if self.set_instead_of_inc:
-            # The overwritten part of x has no influence.
-            gx = IncSubtensor(self.idx_list, True)(g, Constant(np.asarray(0, g.dtype)), *syms)
-        else:
-            gx = g
-        # (y was broadcast to the subtensor: the caller sums back to y's shape.)
-        gy = Subtensor(self.idx_list)(g, *syms)
-        return [gx, gy] + [None] * len(syms)
+        return write_L_op(node, output_grads, Subtensor(self.idx_list),
+                          IncSubtensor(self.idx_list, True) if self.set_instead_of_inc else None)
+
+
+def write_L_op(node: Apply, output_grads: list, read: Op, overwrite: Op | None) -> list:
+    """The gradient of a write ``x[idx] = y`` / ``x[idx] += y`` (inputs ``x, y, *idx``).
+
+    `read` reads ``g[idx]`` (y's gradient: y was broadcast to the subtensor, the
+    caller sums it back to y's shape); `overwrite` (``set`` only) zeroes the
+    overwritten part of x's gradient, which has no influence.
+    """
+    (g,) = output_grads
+    y, idx = node.inputs[1], node.inputs[2:]
+    if g is None:
+        return [None] * len(node.inputs)
+    gx = g if overwrite is None else overwrite(g, Constant(np.asarray(0, g.dtype)), *idx)
+    gy = read(g, *idx) if is_float(y.dtype) else None
+    return [gx, gy] + [None] * len(idx)
 
 
 def _zeros_of(x: Variable) -> Variable:
