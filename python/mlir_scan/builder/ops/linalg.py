@@ -714,6 +714,19 @@ class _SquareOp(Op):
             raise ValueError(f"{self.what}: expected a square matrix, got shape {s}")
         return _to_float(x, _out_dtype(x.dtype))
 
+    @staticmethod
+    def _square_type(x: Variable) -> TensorType:
+        """(Each matrix of) `x` as a square of the size its shape knows."""
+        n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
+        return TensorType(x.dtype, x.type.shape[:-2] + (n, n))
+
+    def _same_shape_node(self, x) -> Apply:
+        x = self._input(x)
+        return Apply(self, [x], [self._square_type(x)])
+
+    def _same_shape(self, node, input_shapes):
+        return [tuple(input_shapes[0])]
+
 
 class MatrixInverse(_SquareOp):
     """The inverse of (each matrix of) `x`; a singular matrix raises ``numpy.linalg.LinAlgError``."""
@@ -721,12 +734,10 @@ class MatrixInverse(_SquareOp):
     what = "matrix_inverse"
 
     def make_node(self, x) -> Apply:
-        x = self._input(x)
-        n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
-        return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (n, n))])
+        return self._same_shape_node(x)
 
     def infer_shape(self, node, input_shapes):
-        return [tuple(input_shapes[0])]
+        return self._same_shape(node, input_shapes)
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         ct_out = _core_type(node.outputs[0].type, 2)
@@ -938,12 +949,10 @@ class Cholesky(_SquareOp):
         self.lower = bool(lower)
 
     def make_node(self, x) -> Apply:
-        x = self._input(x)
-        n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
-        return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (n, n))])
+        return self._same_shape_node(x)
 
     def infer_shape(self, node, input_shapes):
-        return [tuple(input_shapes[0])]
+        return self._same_shape(node, input_shapes)
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         ct_out = _core_type(node.outputs[0].type, 2)
@@ -1178,9 +1187,8 @@ class LUFactor(_SquareOp):
 
     def make_node(self, x) -> Apply:
         x = self._input(x)
-        n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
-        return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (n, n)),
-                                 TensorType("int32", x.type.shape[:-2] + (n,))])
+        square = self._square_type(x)
+        return Apply(self, [x], [square, TensorType("int32", square.shape[:-1])])
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         ct_out = _core_type(node.outputs[0].type, 2)
