@@ -39,7 +39,7 @@ import numpy as np
 from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable, is_float, is_int, upcast
 from .elemwise import broadcast_shapes
-from .subtensor import _as_ssa, _normalize, _zeros_of, write_L_op
+from .subtensor import _as_ssa, _normalize, read_L_op, write_L_op
 
 __all__ = ["AdvancedSubtensor", "AdvancedIncSubtensor", "MaskNonzero"]
 
@@ -314,11 +314,7 @@ class AdvancedSubtensor(_AdvancedOp):
         return b.generic([], [(empty, out, ident)], ["parallel"] * out.ndim, body)
 
     def L_op(self, node, output_grads):
-        (g,) = output_grads
-        x, idx = node.inputs[0], node.inputs[1:]
-        if g is None or not is_float(x.dtype):
-            return [None] * len(node.inputs)
-        return [AdvancedIncSubtensor(self.idx_list, False)(_zeros_of(x), g, *idx)] + [None] * len(idx)
+        return read_L_op(node, output_grads, AdvancedIncSubtensor(self.idx_list, False))
 
 
 class AdvancedIncSubtensor(_AdvancedOp):

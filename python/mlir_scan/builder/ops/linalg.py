@@ -720,24 +720,22 @@ class _SquareOp(Op):
         n = x.type.shape[-1] if x.type.shape[-1] is not None else x.type.shape[-2]
         return TensorType(x.dtype, x.type.shape[:-2] + (n, n))
 
-    def _same_shape_node(self, x) -> Apply:
+
+class _SquareToSquareOp(_SquareOp):
+    """Ops giving (each matrix of) a square matrix the same shape."""
+
+    def make_node(self, x) -> Apply:
         x = self._input(x)
         return Apply(self, [x], [self._square_type(x)])
 
-    def _same_shape(self, node, input_shapes):
+    def infer_shape(self, node, input_shapes):
         return [tuple(input_shapes[0])]
 
 
-class MatrixInverse(_SquareOp):
+class MatrixInverse(_SquareToSquareOp):
     """The inverse of (each matrix of) `x`; a singular matrix raises ``numpy.linalg.LinAlgError``."""
 
     what = "matrix_inverse"
-
-    def make_node(self, x) -> Apply:
-        return self._same_shape_node(x)
-
-    def infer_shape(self, node, input_shapes):
-        return self._same_shape(node, input_shapes)
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         ct_out = _core_type(node.outputs[0].type, 2)
@@ -938,7 +936,7 @@ class SolveTriangular(Op):
         return [_sum_to(A_bar, A), _sum_to(b_bar, b_)]
 
 
-class Cholesky(_SquareOp):
+class Cholesky(_SquareToSquareOp):
     """The `lower` (``L L^T = x``) or upper (``U^T U = x``) Cholesky factor; reads only that triangle
     of `x`. A matrix that is not positive-definite gives a matrix of NaN (PyTensor's rule)."""
 
@@ -947,12 +945,6 @@ class Cholesky(_SquareOp):
 
     def __init__(self, lower: bool = True):
         self.lower = bool(lower)
-
-    def make_node(self, x) -> Apply:
-        return self._same_shape_node(x)
-
-    def infer_shape(self, node, input_shapes):
-        return self._same_shape(node, input_shapes)
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         ct_out = _core_type(node.outputs[0].type, 2)

@@ -403,12 +403,7 @@ class Subtensor(_IndexOp):
         return [b.tensor_cast(r, rt, out)]
 
     def L_op(self, node, output_grads):
-        # Zeros of x's shape with the gradient added at the indexed part.
-        (g,) = output_grads
-        x, syms = node.inputs[0], node.inputs[1:]
-        if g is None or not is_float(x.dtype):
-            return [None] * len(node.inputs)
-        return [IncSubtensor(self.idx_list, False)(_zeros_of(x), g, *syms)] + [None] * len(syms)
+        return read_L_op(node, output_grads, IncSubtensor(self.idx_list, False))
 
 
 class RowsReversed(Subtensor):
@@ -566,6 +561,16 @@ class IncSubtensor(_IndexOp):
     def L_op(self, node, output_grads):
         return write_L_op(node, output_grads, Subtensor(self.idx_list),
                           IncSubtensor(self.idx_list, True) if self.set_instead_of_inc else None)
+
+
+def read_L_op(node: Apply, output_grads: list, add_at: Op) -> list:
+    """The gradient of a read ``x[idx]`` (inputs ``x, *idx``): zeros of x's shape
+    with the gradient added at the indexed part by `add_at` (the matching inc op)."""
+    (g,) = output_grads
+    x, idx = node.inputs[0], node.inputs[1:]
+    if g is None or not is_float(x.dtype):
+        return [None] * len(node.inputs)
+    return [add_at(_zeros_of(x), g, *idx)] + [None] * len(idx)
 
 
 def write_L_op(node: Apply, output_grads: list, read: Op, overwrite: Op | None) -> list:
