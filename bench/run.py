@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # (appended: bench/pymc.py must not shadow PyMC)
 import workloads  # noqa: E402
 
 IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c",

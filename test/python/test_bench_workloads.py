@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-sys.path.insert(0, str(BENCH))
+sys.path.append(str(BENCH))  # (appended: bench/pymc.py must not shadow PyMC)
 import run  # noqa: E402
 import workloads  # noqa: E402
 

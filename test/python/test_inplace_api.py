@@ -19,7 +19,7 @@ from mlir import ir
 
 import mlir_scan  # noqa: F401  (registers the dialect)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.append(str(Path(__file__).resolve().parents[2] / "bench"))  # (appended: bench/pymc.py is not PyMC)
 import workloads  # noqa: E402
 
 #: Ops that allocate or copy a buffer.

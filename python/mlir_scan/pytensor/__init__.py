@@ -36,6 +36,7 @@ from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
 from . import elemwise, scan, tensor_ops  # noqa: F401  (register their translations)
 from . import linalg_ops  # noqa: F401  (linear algebra translations)
+from . import op_from_graph  # noqa: F401  (OpFromGraph: its inner graph, inlined)
 from .linker import EXCLUDED_REWRITES, CompileError, FallbackWarning, MlirScanLinker, UnsupportedOpError
 from .translate import TRANSLATORS, Unsupported
 

@@ -1,0 +1,214 @@
+"""PyMC time-series models: PyTensor's C and NUMBA modes against mlir-scan's mode.
+
+For every model of `pymc_models.py` (GARCH(1,1) as `pm.GARCH11` and as a scan in a
+`pm.Potential`, a Kalman filter with matrices, the scalar local-level filter, an AR(2)
+written generatively in `pm.CustomDist`, and pymc-extras' structural model where
+pymc-extras installs) and every mode, it measures:
+
+- **compile**: building `model.logp_dlogp_function` (the function NUTS calls) and its
+  first call, with every cache cold (a fresh process; PyTensor's compile directory and
+  numba's cache in a fresh temporary folder; mlir-scan's compile cache off);
+- **eval**: the steady-state time of one logp+dlogp evaluation (median over repeats);
+- **sample (first)**: `pm.sample(chains=2, cores=2)` in a fresh process, compile included;
+- **sample**: a second `pm.sample` in the same process (caches warm).
+
+Every mode's logp and dlogp at the same points are compared with the C mode's (the
+`agree` column: the largest relative difference). mlir-scan's mode is strict: a
+model that does not compile whole is an error, not a slow fallback.
+
+    pip install ".[bench]" pymc          # PyMC 5.x (PyTensor 2.38)
+    python bench/pymc.py --quick         # 200 draws, fewer repeats
+    python bench/pymc.py --json docs/bench/pymc.json
+    python bench/pymc.py --models garch11,kalman --modes NUMBA,MLIR_SCAN
+
+Skipped (exit 0 with a message) when PyMC is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MODES = ("C", "NUMBA", "MLIR_SCAN")
+
+if __name__ != "__main__":
+    # This file's name is PyMC's: with bench/ on sys.path, `import pymc` must not find it.
+    raise ModuleNotFoundError("bench/pymc.py is the PyMC benchmark script, not the pymc package", name="pymc")
+# (Python puts this script's folder first on sys.path: `import pymc` below means PyMC.)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+
+def _pymc_models():
+    """bench/pymc_models.py, loaded by path (bench/ is not on sys.path, see above)."""
+    spec = importlib.util.spec_from_file_location("pymc_models", HERE / "pymc_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _mode(name: str):
+    if name == "C":
+        return "FAST_RUN"
+    if name == "NUMBA":
+        return "NUMBA"
+    import mlir_scan.pytensor  # noqa: PLC0415 - only in the worker process that measures it
+
+    return mlir_scan.pytensor.get_mode(strict=True)
+
+
+def _worker(model_name: str, mode_name: str, task: str, draws: int, repeats: int) -> dict:
+    """Runs in a fresh process (caches cold): one measurement, as a JSON-able dict."""
+    warnings.simplefilter("ignore")
+    import numpy as np  # noqa: PLC0415
+    import pymc as pm  # noqa: PLC0415
+    from pymc.blocking import DictToArrayBijection  # noqa: PLC0415
+
+    model = _pymc_models().MODELS[model_name]()
+    mode = _mode(mode_name)
+    if task == "sample":
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            pm.sample(draws, tune=draws, chains=2, cores=2, progressbar=False, random_seed=1,
+                      compile_kwargs={"mode": mode}, model=model)
+            times.append(time.perf_counter() - t0)
+        return {"sample_first_s": times[0], "sample_s": times[1]}
+    q0 = DictToArrayBijection.map(model.initial_point()).data
+    t0 = time.perf_counter()
+    f = model.logp_dlogp_function(ravel_inputs=True, mode=mode)
+    f.set_extra_values({})
+    f(q0)
+    compile_s = time.perf_counter() - t0
+    rng = np.random.default_rng(0)
+    points = [q0 + rng.normal(0.0, 0.3, q0.shape) for _ in range(3)]
+    values = [[float(v) for v in np.concatenate([[lp], g])] for lp, g in map(f, points)]
+    number = 1
+    while True:  # calls per timing so that one timing takes >= 20 ms
+        t0 = time.perf_counter()
+        for _ in range(number):
+            f(q0)
+        if time.perf_counter() - t0 >= 0.02:
+            break
+        number *= 4
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            f(q0)
+        runs.append((time.perf_counter() - t0) / number)
+    return {"compile_s": compile_s, "eval_s": statistics.median(runs), "values": values}
+
+
+def _measure(model_name: str, mode_name: str, task: str, draws: int, repeats: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="pymc-bench-") as tmp:
+        env = dict(os.environ, MLIR_SCAN_CACHE="0", NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
+                   PYTENSOR_FLAGS=f"base_compiledir={os.path.join(tmp, 'pytensor')}")
+        cmd = [sys.executable, __file__, "--worker", model_name, mode_name, task, str(draws), str(repeats)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"error": " | ".join(tail)}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _fmt_s(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x * 1e6:.0f} µs" if x < 1e-3 else (f"{x * 1e3:.2f} ms" if x < 1 else f"{x:.2f} s")
+
+
+def _agree(values, ref) -> float | None:
+    if values is None or ref is None:
+        return None
+    worst = 0.0
+    for a, b in zip(values, ref):
+        for x, y in zip(a, b):
+            worst = max(worst, abs(x - y) / max(1.0, abs(y)))
+    return worst
+
+
+def table(records: list[dict]) -> str:
+    """The Markdown table of `records` (one per model and mode), with ratios to NUMBA."""
+    by = {(r["model"], r["mode"]): r for r in records}
+    models = list(dict.fromkeys(r["model"] for r in records))
+    modes = [m for m in MODES if any(r["mode"] == m for r in records)]
+    lines = ["| model | mode | compile (cold) | eval | sample (first) | sample | agree | eval / NUMBA | sample / NUMBA | first sample / NUMBA |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in models:
+        numba = by.get((m, "NUMBA"), {})
+        ref = by.get((m, "C"), {}).get("values")
+        for mode in modes:
+            r = by.get((m, mode))
+            if r is None:
+                continue
+            if "error" in r:
+                lines.append(f"| {m} | {mode} | failed: {r['error'][:120]} |  |  |  |  |  |  |  |")
+                continue
+
+            def ratio(key: str) -> str:
+                if mode == "NUMBA" or not numba.get(key) or r.get(key) is None:
+                    return "-"
+                return f"{r[key] / numba[key]:.2f}"
+
+            agree = _agree(r.get("values"), ref)
+            lines.append(f"| {m} | {mode} | {_fmt_s(r.get('compile_s'))} | {_fmt_s(r.get('eval_s'))} | "
+                         f"{_fmt_s(r.get('sample_first_s'))} | {_fmt_s(r.get('sample_s'))} | "
+                         f"{'-' if agree is None else f'{agree:.0e}'} | {ratio('eval_s')} | {ratio('sample_s')} | "
+                         f"{ratio('sample_first_s')} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="200 draws and tuning steps, fewer repeats")
+    parser.add_argument("--models", help="comma-separated model names (default: all of pymc_models.MODELS)")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: C, NUMBA, MLIR_SCAN")
+    parser.add_argument("--no-sample", action="store_true", help="only compile and eval (no pm.sample)")
+    parser.add_argument("--json", help="write the records to this file")
+    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        model_name, mode_name, task, draws, repeats = args.worker
+        print(json.dumps(_worker(model_name, mode_name, task, int(draws), int(repeats))))
+        return 0
+    try:
+        import pymc  # noqa: F401, PLC0415
+    except ImportError:
+        print("bench/pymc.py: PyMC is not installed (pip install pymc): nothing to measure")
+        return 0
+    models = args.models.split(",") if args.models else list(_pymc_models().MODELS)
+    modes = args.modes.split(",")
+    draws, repeats = (200, 5) if args.quick else (1000, 15)
+    records = []
+    for m in models:
+        for mode in modes:
+            rec = {"model": m, "mode": mode, "draws": draws}
+            rec.update(_measure(m, mode, "eval", draws, repeats))
+            if not args.no_sample and "error" not in rec:
+                got = _measure(m, mode, "sample", draws, repeats)
+                rec.update({k: v for k, v in got.items() if k != "error"})
+                if "error" in got:
+                    rec["sample_error"] = got["error"]
+            print(f"{m:14s} {mode:10s} " + " ".join(
+                f"{k}={_fmt_s(v)}" for k, v in rec.items() if k.endswith("_s")) + (
+                f" ERROR {rec['error']}" if "error" in rec else ""), flush=True)
+            records.append(rec)
+    print()
+    print(table(records))
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
