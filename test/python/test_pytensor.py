@@ -841,14 +841,12 @@ def test_squeeze_of_an_axis_of_unknown_length():
         ours(xv, 3)
 
 
-@pytest.mark.parametrize("form", ["-1", "-2", "-3", pytest.param("k - 1", marks=pytest.mark.xfail(
-    PYTENSOR_3, strict=True, reason="PyTensor 3's local_subtensor_merge_integer turns res[k - 1] into "
-    "buffer[switch(k - 1 < 0, k - 1, k)], which the translation does not recognise as the last row (the whole "
-    "trace is kept); PyTensor 2.38's form is recognised"))])
+@pytest.mark.parametrize("form", ["-1", "-2", "-3", "k - 1", "shape - 1", "k - 2 + 1"])
 def test_last_rows_of_a_trace_are_recognised(form):
-    """``scan(...)[-1]``, ``[-2]`` and ``[n_steps - 1]`` read the scan's last rows, in the forms
-    PyTensor 2.38 and 3.x give them (PyTensor merges ``buffer[1:][i]`` into ``buffer[<expr>]``
-    unless the mode keeps it from doing so): the builder scan reads its rows at a constant
+    """``scan(...)[-1]``, ``[-2]``, ``[n_steps - 1]``, ``[res.shape[0] - 1]`` read the scan's last
+    rows, in the forms PyTensor 2.38 and 3.x give them (PyTensor 3 merges ``buffer[1:][k - 1]``
+    into ``buffer[switch(k - 1 < 0, k - 1, k)]``; the mode's ``local_scan_last_row_index``
+    proves such an index constant from the end): the builder scan reads its rows at a constant
     negative index, which mlir-scan's scan-save-mem turns into a scan that keeps that many rows."""
     from mlir_scan.builder.graph import toposort
     from mlir_scan.builder.ops.scan import ScanOp
@@ -856,7 +854,8 @@ def test_last_rows_of_a_trace_are_recognised(form):
     A, k = pt.dvector("A"), pt.iscalar("k")
     res = pytensor.scan(lambda prior, A: prior * A, outputs_info=pt.ones_like(A), non_sequences=A,
                         n_steps=k, return_updates=False)
-    out = {"-1": res[-1], "-2": res[-2], "-3": res[-3], "k - 1": res[k - 1]}[form]
+    out = {"-1": res[-1], "-2": res[-2], "-3": res[-3], "k - 1": res[k - 1], "shape - 1": res[res.shape[0] - 1],
+           "k - 2 + 1": res[k - 2 + 1]}[form]
     ours, ref = compile_both([A, k], out)
     assert whole(ours)
     for steps in (3, 5):
@@ -875,6 +874,43 @@ def test_last_rows_of_a_trace_are_recognised(form):
     assert any(scan.op.keep) or all(
         getattr(n.op, "idx_list", ((),))[0] in (("i", -1), ("i", -2), ("i", -3)) for n in readers), \
         [str(n.op) for n in readers]
+
+
+@pytest.mark.parametrize("form", ["k - 2", "k // 2", "max(k - 1, 0)"])
+def test_symbolic_reads_of_a_trace_that_are_not_one_row_from_the_end(form):
+    """``res[k - 2]`` is the last row at k = 1 and the one before it from k = 2 on (``res[-2]``
+    at k = 1 is an IndexError): no constant ``-j`` equals it, so the index is kept and the
+    trace too; the values are PyTensor's at every k."""
+    A, k = pt.dvector("A"), pt.iscalar("k")
+    res = pytensor.scan(lambda prior, A: prior * A, outputs_info=pt.ones_like(A), non_sequences=A,
+                        n_steps=k, return_updates=False)
+    out = {"k - 2": res[k - 2], "k // 2": res[k // 2], "max(k - 1, 0)": res[pt.maximum(k - 1, 0)]}[form]
+    ours, ref = compile_both([A, k], out)
+    assert whole(ours)
+    for steps in (1, 2, 3, 6):
+        assert_same(ours, ref, np.linspace(0.5, 1.5, 4), steps)
+
+
+def test_rows_from_end_proves_only_constant_rows():
+    """The proof behind local_scan_last_row_index, on the index forms PyTensor's rewrites make."""
+    from mlir_scan.pytensor.last_rows import rows_from_end
+
+    k = pt.iscalar("k")
+    res = pytensor.scan(lambda h: 2 * h, outputs_info=pt.ones(()), n_steps=k, return_updates=False)
+    buf = res.owner.inputs[0]  # k + 1 rows; res = buf[1:]
+    two = pytensor.scan(lambda a, b: a + b, outputs_info=[{"initial": pt.ones(2), "taps": [-2, -1]}],
+                        n_steps=k, return_updates=False).owner.inputs[0]  # k + 2 rows
+    assert rows_from_end(k, buf) == 1
+    assert rows_from_end(pt.switch(pt.lt(k - 1, 0), k - 1, k), buf) == 1  # PyTensor 3's res[k - 1]
+    assert rows_from_end(buf.shape[0] - 1, buf) == 1 and rows_from_end(two.shape[0] - 2, two) == 2
+    assert rows_from_end(k - 1, res) == 1 and rows_from_end(res.shape[0] - 1, res) == 1
+    assert rows_from_end(pt.maximum(k + 1, 0), two) == 1
+    assert rows_from_end(k, two) == 2
+    assert rows_from_end(pt.constant(-2, dtype="int64"), buf) == 2
+    # (buf.shape[0] - 2 is buf[-1] at k = 0, when buf has one row, and buf[-2] after)
+    for not_constant in (buf.shape[0] - 2, k - 1, k // 2, 2 * k, pt.maximum(k - 1, -1), pt.switch(pt.lt(k - 2, 0), k - 2, k - 1)):
+        assert rows_from_end(not_constant, buf) is None
+    assert rows_from_end(k, pt.dvector("v")) is None  # not a scan's buffer
 
 
 def test_extract_diag_of_a_stack_of_matrices():

@@ -37,6 +37,7 @@ from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 from . import elemwise, scan, tensor_ops  # noqa: F401  (register their translations)
 from . import linalg_ops  # noqa: F401  (linear algebra translations)
 from . import op_from_graph  # noqa: F401  (OpFromGraph: its inner graph, inlined)
+from .last_rows import TAG as _LAST_ROWS_TAG
 from .linker import EXCLUDED_REWRITES, CompileError, FallbackWarning, MlirScanLinker, UnsupportedOpError
 from .translate import TRANSLATORS, Unsupported
 
@@ -48,7 +49,9 @@ def get_mode(strict: bool = False) -> Mode:
     """A PyTensor ``Mode`` compiling through mlir-scan.
 
     Its rewrites are PyTensor's ``fast_run`` without
-    :data:`EXCLUDED_REWRITES` (see :mod:`.rewrites`). ``strict=True`` raises
+    :data:`EXCLUDED_REWRITES` (see :mod:`.rewrites`), plus
+    :func:`.last_rows.local_scan_last_row_index` (a scan's last rows read at a
+    symbolic index, as PyTensor's rewrites give ``scan(...)[-1]``). ``strict=True`` raises
     :class:`UnsupportedOpError` for a graph with an unsupported op (and
     :class:`CompileError` for one that fails to compile) instead of falling
     back to PyTensor.
@@ -56,7 +59,7 @@ def get_mode(strict: bool = False) -> Mode:
     >>> get_mode(strict=True).linker.strict
     True
     """
-    return Mode(MlirScanLinker(strict=strict), RewriteDatabaseQuery(include=["fast_run"]))
+    return Mode(MlirScanLinker(strict=strict), RewriteDatabaseQuery(include=["fast_run", _LAST_ROWS_TAG]))
 
 
 def supported_ops() -> list[str]:
