@@ -1,6 +1,6 @@
 """Benchmarks mlir-scan against PyTensor, JAX, numba and a NumPy loop, in one run.
 
-    python bench/run.py [--quick] [--json FILE] [--plot FILE.png] [--only W5]
+    python bench/run.py [--quick] [--json FILE] [--plot FILE.png] [--only W5] [--roofline]
 
 For every workload variant and implementation: the first-call time (compile +
 first run), the steady-state time per call (median of repeats after warm-up),
@@ -17,6 +17,9 @@ into a fresh temporary folder instead of the ones earlier runs filled.
 ``--warm-caches`` keeps every cache where the user's would be (mlir-scan's
 ``~/.cache/mlir-scan``, PyTensor's ``~/.pytensor``): run twice, and the second
 run's first calls are what a user sees once the caches hold the programs.
+``--roofline`` measures the machine's bandwidth and peak FLOP rate first
+(bench/roofline.py) and adds the fraction of its roofline each steady state
+reaches.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.append(str(Path(__file__).resolve().parent))  # (appended: bench/pymc.py must not shadow PyMC)
+import roofline  # noqa: E402
 import workloads  # noqa: E402
 
 IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c",
@@ -147,6 +151,33 @@ def print_table(records: list[dict]) -> None:
             cells.append(f"{(f'{c:.3f}s' if c is not None else '-'):>16s}")
         print(f"{name:18s}" + "".join(cells))
     print("('!' marks a result that does not match the NumPy loop)")
+
+
+def print_roofline(records: list[dict], machine: dict) -> None:
+    """The fraction of its binding roofline each steady state reaches (bench/roofline.py)."""
+    by_workload: dict[str, dict[str, dict]] = {}
+    for r in records:
+        if "roofline_fraction" in r:
+            by_workload.setdefault(r["workload"], {})[r["impl"]] = r
+    if not by_workload:
+        return
+    impls = [i for i in IMPLEMENTATIONS if any(i in v for v in by_workload.values())]
+    print("\n" + roofline.describe(machine))
+    print("fraction of the roofline reached (the machine's roofline time / steady-state time; 1 = the roof);")
+    print("'bound' is what binds the roof (a memory level, by the footprint, or compute), 'roof' its time,")
+    print("'mlir 1 core' mlir-scan's fraction of the one-core roofline")
+    header = (f"{'workload':18s}{'flop/B':>8s}{'bound':>9s}{'roof':>11s}{'mlir 1 core':>12s}"
+              + "".join(f"{i:>16s}" for i in impls))
+    print(header)
+    for name, row in by_workload.items():
+        any_r = next(iter(row.values()))
+        roof_s = any_r["roofline_s"]
+        ours = row.get("mlir-scan", {}).get("roofline_fraction_1core")
+        cells = [f"{row[i]['roofline_fraction']:16.3f}" if i in row else f"{'-':>16s}" for i in impls]
+        roof_text = (f"{roof_s * 1e3:.3f}ms" if roof_s >= 1e-3 else f"{roof_s * 1e6:.1f}us" if roof_s >= 1e-6
+                     else f"{roof_s * 1e9:.0f}ns")
+        print(f"{name:18s}{any_r['flops'] / any_r['bytes']:8.2f}{any_r['roofline_bound']:>9s}{roof_text:>11s}"
+              f"{(f'{ours:.3f}' if ours is not None else '-'):>12s}" + "".join(cells))
 
 
 # Both probes turn transparent huge pages off for their process first: with
@@ -283,6 +314,9 @@ def main() -> None:
     parser.add_argument("--skip", help="skip workloads whose name contains this")
     parser.add_argument("--impls", help="comma-separated implementations (default: all)")
     parser.add_argument("--memory", action="store_true", help="also measure peak memory: W1 for k up to 10^6, W6 (plain and scan_checkpoints)")
+    parser.add_argument("--roofline", action="store_true",
+                        help="measure the machine's bandwidth and peak FLOP rate (bench/roofline.py) and report "
+                             "the fraction of its roofline every steady state reaches")
     parser.add_argument("--warm-caches", action="store_true",
                         help="keep every compile cache where the user's would be (default: all cold)")
     args = parser.parse_args()
@@ -306,11 +340,19 @@ def main() -> None:
         variants = [w for w in variants if args.skip not in w.name]
 
     print(f"machine: {os.cpu_count()} cores, numpy {np.__version__}", file=sys.stderr)
+    machine = None
+    if args.roofline:  # first, alone: the probe needs the cores to itself
+        machine = roofline.measure()
+        print(roofline.describe(machine), file=sys.stderr)
     records = []
     for w in variants:
         print(f"{w.name}:", file=sys.stderr)
         records += run_workload(w, impls, args.quick)
+    if machine:
+        roofline.annotate(records, {w.name: w for w in variants}, machine)
     print_table(records)
+    if machine:
+        print_roofline(records, machine)
     memory = None
     if args.memory:
         memory = peak_memory_w1([10**4, 10**5, 10**6]) + peak_memory_w1([10**4, 10**5], optimize=False)
@@ -319,6 +361,8 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(records, indent=1))
         if memory:
             Path(args.json).with_suffix(".memory.json").write_text(json.dumps(memory, indent=1))
+        if machine:
+            Path(args.json).with_suffix(".roofline.json").write_text(json.dumps(machine, indent=1))
     if args.plot:
         plot(records, args.plot)
 

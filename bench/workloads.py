@@ -34,6 +34,16 @@ class Workload:
     builders: dict[str, Callable[[], Callable[..., Any]]] = field(default_factory=dict)
     source: str = ""  # the mlir-scan program, where the harness needs it
     rtol: float = 1e-9
+    # The roofline (bench/run.py --roofline): analytic estimates, per call, of
+    # the floating-point operations and of the bytes that must move between
+    # the core and the memory level holding the data (each operand read or
+    # written as often as the computation requires, not as often as one
+    # implementation happens to), and the footprint, which decides that level
+    # (L2, L3 or DRAM): what every step re-reads (an RNN's W), or all the
+    # call touches when the steps share nothing (the repeated calls re-read it).
+    flops: float = 0.0
+    bytes: float = 0.0
+    footprint: float = 0.0
 
 
 def _mlir_scan(source: str, entry: str, wrap: Callable | None = None) -> dict[str, Callable]:
@@ -210,6 +220,9 @@ def w1_power(dtype, quick: bool, length: int = 1000, k: int = 1000) -> Workload:
     w.source = source
     w.builders = {**_mlir_scan(source, "power"), **_api(api), "jax": jax_impl, "numba": numba_impl,
                   **_pytensor_builders(pytensor_graph)}
+    # k steps, each reading the running product and A, writing the product: L values of each.
+    e = np.dtype(dtype).itemsize
+    w.flops, w.bytes, w.footprint = k * length, 3 * k * length * e, 2 * length * e
     return w
 
 
@@ -278,6 +291,9 @@ def w2_cumsum(dtype, quick: bool, length: int = 100_000) -> Workload:
     w.source = source
     w.builders = {**_mlir_scan(source, "cumsum"), **_api(api),
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    # One pass: read xs, write out; one add per element.
+    e = np.dtype(dtype).itemsize
+    w.flops, w.bytes, w.footprint = length, 2 * length * e, 2 * length * e
     return w
 
 
@@ -379,6 +395,9 @@ def w3_polynomial(dtype, quick: bool, length: int = 100_000) -> Workload:
     w.source = source
     w.builders = {**_mlir_scan(source, "poly"), **_api(api),
                   "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    # One pass over c: x**i by one multiplication per step, c_i * that, the sum.
+    e = np.dtype(dtype).itemsize
+    w.flops, w.bytes, w.footprint = 3 * length, length * e, length * e
     return w
 
 
@@ -451,6 +470,9 @@ def w4_fibonacci(dtype, quick: bool, steps: int = 10_000) -> Workload:
     w.source = source
     w.builders = {**_mlir_scan(source, "fib"), **_api(api), "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
+    # Two multiplications and an add per step, one value written.
+    e = np.dtype(dtype).itemsize
+    w.flops, w.bytes, w.footprint = 3 * steps, steps * e, steps * e
     return w
 
 
@@ -550,6 +572,13 @@ def w5_rnn(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: int =
     w.source = source
     w.builders = {**_mlir_scan(source, "rnn"), **_api(api), "jax": jax_impl,
                   "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    # Each of the T steps streams W (H*H) and does 2*H*H flops for h W; x_t U
+    # (2*I*H), + b and tanh (counted as 2*H); U is read once (scan-optimize
+    # pushes x_t U out of the loop), xs read and every h_t written once.
+    e, T_ = np.dtype(dtype).itemsize, steps
+    w.flops = T_ * (2 * H * H + 2 * I * H + 2 * H)
+    w.bytes = (T_ * H * H + I * H + T_ * I + T_ * H) * e
+    w.footprint = (H * H + I * H + 2 * H) * e  # what every step re-reads
     return w
 
 
@@ -661,6 +690,14 @@ def w6_rnn_grad(dtype, quick: bool, hidden: int = 128, inputs: int = 64, steps: 
     w = Workload(f"W6-{name}-H{H}", (xs, h0, W, U, bias), numpy_loop,
                  rtol=1e-8 if dtype == np.float64 else 5e-3)
     w.builders = {"mlir-scan": mlir, "jax": jax_impl, "numba": numba_impl, **_pytensor_builders(pytensor_graph)}
+    # The forward step (h W: H*H streamed, 2*H*H flops), the backward step's
+    # dh W^T (the same again) and dW += h^T dh (2*H*H flops; accumulated in
+    # registers/cache, so not counted as traffic per step), the forward
+    # states written and read back once, dW written once.
+    e, T_ = np.dtype(dtype).itemsize, steps
+    w.flops = T_ * (6 * H * H + 4 * I * H + 6 * H)
+    w.bytes = (2 * T_ * H * H + H * H + I * H + T_ * I + 2 * T_ * H) * e
+    w.footprint = (2 * H * H + I * H + 2 * H) * e  # W and dW, re-read every step
     return w
 
 
@@ -751,6 +788,9 @@ def w7_until(dtype, quick: bool, maximum: float = 1e300) -> Workload:
     w.source = source
     w.builders = {**_mlir_scan(source, "double"), **_api(api), "jax": jax_impl,
                   "numba": lambda: _numba_jit(numpy_loop), **_pytensor_builders(pytensor_graph)}
+    # One multiplication and a comparison per step, until 2**n exceeds the limit.
+    e, n = np.dtype(dtype).itemsize, len(numpy_loop(limit))
+    w.flops, w.bytes, w.footprint = 2 * n, n * e, n * e
     return w
 
 
@@ -820,6 +860,9 @@ def overhead_probe(dtype, quick: bool, steps: int = 1_000_000) -> Workload:
     w.source = source
     w.builders = {**_mlir_scan(source, "probe", wrap=lambda f: lambda xs: np.asarray(f(xs))), **_api(api),
                   "numba": numba_impl, "jax": jax_impl}
+    # x = 0.5 x + s_t: two flops per step, one value read.
+    e = np.dtype(dtype).itemsize
+    w.flops, w.bytes, w.footprint = 2 * steps, steps * e, steps * e
     return w
 
 
@@ -880,6 +923,13 @@ def w8_batched_dot_grad(dtype, quick: bool, steps: int = 99, batch: int = 16, in
     pytensor_builders = {k: (lambda b=b: _flat_results(b())) for k, b in _pytensor_builders(pytensor_graph).items()}
     w.builders = {"mlir-scan": _api(api, wrap=_flat_results)["mlir-scan-api"], "jax": jax_impl,
                   "numba": numba_impl, **pytensor_builders}
+    # y = x W, d/dW = x^T 2y, d/dx = 2y W^T: three products of 2*N*I*O flops
+    # (N = steps * batch rows); x read, W read, y/dy written and read, the two
+    # gradients written.
+    e, N = np.dtype(dtype).itemsize, steps * batch
+    w.flops = 6 * N * inputs * outputs + 2 * N * outputs
+    w.bytes = (2 * N * inputs + 2 * inputs * outputs + 2 * N * outputs) * e
+    w.footprint = w.bytes
     return w
 
 
@@ -1119,6 +1169,15 @@ def w9_lstm_tutorial(dtype, quick: bool, n_words: int = 10_000, dim: int = 128, 
 
     w = Workload(f"W9-{name}", (x, mask, y), numpy_loop, rtol=1e-9 if dtype == np.float64 else 2e-4)
     w.builders = {"mlir-scan": _api(api)["mlir-scan-api"], "jax": jax_impl, **_pytensor_builders(pytensor_graph)}
+    # Forward: per step h_{t-1} U (batch x dim x 4dim); before the loop
+    # emb W (the same size per step); the backward pass twice the forward's
+    # flops. adadelta touches every parameter P: the gradient written, two
+    # running averages read and written, the parameter read and written, the
+    # dense gradient of Wemb zeroed and filled: about 10*P values.
+    e, P = np.dtype(dtype).itemsize, sum(v.size for v in params.values())
+    w.flops = 3 * maxlen * 2 * (2 * batch * dim * 4 * dim) + 10 * P
+    w.bytes = 10 * P * e + 3 * maxlen * batch * 4 * dim * 4 * e
+    w.footprint = 4 * P * e
     return w
 
 

@@ -93,3 +93,29 @@ print(folder)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert not Path(out.stdout.strip()).exists()  # removed at exit
+
+
+def test_every_workload_has_a_roofline_model():
+    """bench/run.py --roofline needs each workload's flops, bytes and footprint per call."""
+    for make in workloads.ALL:
+        for dtype in (np.float64, np.float32):
+            w = make(dtype, True, **SMALL[make.__name__])
+            assert w.flops > 0 and w.bytes > 0 and w.footprint > 0, w.name
+
+
+def test_roofline_annotates_records_with_the_binding_roof():
+    import roofline
+
+    level = dict(read_l1_gbs=200.0, read_l2_gbs=100.0, read_l3_gbs=50.0, triad_dram_gbs=10.0,
+                 read_dram_gbs=12.0, peak_float64_gflops=100.0, peak_float32_gflops=200.0)
+    machine = {"l1_bytes": 32 << 10, "l2_bytes": 512 << 10, "l3_bytes": 32 << 20,
+               "one_core": dict(level, threads=1), "machine": dict(level, threads=2)}
+    w = workloads.w5_rnn(np.float64, True, hidden=1024, inputs=7, steps=3)  # W (8 MiB) in L3
+    records = [{"workload": w.name, "impl": "mlir-scan", "run_s": 2 * w.bytes / 50e9}]
+    roofline.annotate(records, {w.name: w}, machine)
+    r = records[0]
+    assert r["roofline_bound"] == "L3" and abs(r["roofline_fraction"] - 0.5) < 1e-12
+    small = workloads.w5_rnn(np.float64, True, hidden=19, inputs=7, steps=3)
+    assert roofline.roof(machine, "machine", small.flops, small.bytes, small.footprint, "float64")[1] == "L1"
+    # compute-bound when the flops per byte exceed peak / bandwidth
+    assert roofline.roof(machine, "machine", 1e9, 1e6, 1 << 30, "float64") == (0.01, "compute")
