@@ -18,12 +18,14 @@ and dlogp at random points.
 - ``ar2``: an AR(2) written generatively with `pytensor.scan` in `pm.CustomDist`
   (PyMC derives the logp of the scan: "Time Series Models Derived From a
   Generative Graph");
-- ``statespace``: pymc-extras' structural local-level model (Kalman filter in
-  its statespace module), where pymc-extras installs.
+- ``statespace``, ``statespace_univariate``, ``statespace_cholesky``: pymc-extras'
+  structural local-level model with each of its Kalman filters (standard, univariate,
+  Cholesky: a QR and an IfElse in the step), where pymc-extras installs.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -166,20 +168,26 @@ def ar2(seed: int = 0, n: int = 500) -> pm.Model:
     return model
 
 
-def statespace(seed: int = 0, n: int = 200) -> pm.Model:
-    """pymc-extras' structural local-level model (its Kalman filter is a scan)."""
+def statespace(seed: int = 0, n: int = 200, filter_type: str = "standard") -> pm.Model:
+    """pymc-extras' structural local-level model (its Kalman filter is a scan), as its
+    documentation builds one: priors on every parameter the model names, then
+    `build_statespace_graph` on the data."""
     if _structural is None:
         raise ImportError("the statespace model needs pymc-extras (pip install pymc-extras)")
     rng = np.random.default_rng(seed)
     ys = np.cumsum(rng.normal(0, 0.3, n)) + rng.normal(0, 1.0, n)
     ss = (_structural.LevelTrendComponent(order=1, innovations_order=1)
-          + _structural.MeasurementError(name="obs")).build(verbose=False)
+          + _structural.MeasurementError(name="obs")).build(verbose=False, filter_type=filter_type)
     with pm.Model(coords=ss.coords) as model:
-        pm.Normal("initial_trend", 0.0, 1.0, dims=ss.param_dims["initial_trend"])
-        pm.Deterministic("P0", pt.eye(ss.k_states) * 10.0, dims=ss.param_dims["P0"])
-        pm.HalfNormal("sigma_trend", 1.0, dims=ss.param_dims["sigma_trend"])
-        pm.HalfNormal("sigma_obs", 1.0, dims=ss.param_dims.get("sigma_obs"))
-        ss.build_statespace_graph(ys[:, None], mode="FAST_RUN")
+        for name in ss.param_names:
+            dims = ss.param_dims.get(name)
+            if name == "P0":
+                pm.Deterministic("P0", pt.eye(ss.k_states) * 10.0, dims=dims)
+            elif name.startswith("sigma_"):
+                pm.HalfNormal(name, 1.0, dims=dims)
+            else:
+                pm.Normal(name, 0.0, 1.0, dims=dims)
+        ss.build_statespace_graph(ys[:, None])
     return model
 
 
@@ -192,3 +200,5 @@ MODELS: dict[str, Callable[..., pm.Model]] = {
 }
 if _structural is not None:
     MODELS["statespace"] = statespace
+    MODELS["statespace_univariate"] = functools.partial(statespace, filter_type="univariate")
+    MODELS["statespace_cholesky"] = functools.partial(statespace, filter_type="cholesky")

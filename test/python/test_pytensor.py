@@ -920,3 +920,41 @@ def test_extract_diag_of_a_stack_of_matrices():
     ours, ref = compile_both([x], outs)
     assert whole(ours)
     assert_same(ours, ref, np.arange(24.0).reshape(2, 3, 4))
+
+
+def test_ifelse_translates():
+    """PyTensor's IfElse (several outputs; in a scan step and its gradient) as the builder's
+    lazy ifelse. (Whether a check in the branch not taken fires is not compared: PyTensor's
+    rewrites may lift it out of the branch.)"""
+    from pytensor.ifelse import ifelse
+
+    a, x = pt.dscalar("a"), pt.dvector("x")
+    lo, hi = ifelse(pt.lt(a, 0), [x.sum(), x * 2], [x.max(), pt.exp(x)])
+    ours, ref = compile_both([a, x], [lo, hi])
+    assert whole(ours)
+    for av, xv in ((-1.0, np.array([-1.0, 2.0])), (1.0, np.array([1.0, 3.0]))):
+        assert_same(ours, ref, av, xv)
+
+    h = pytensor.scan(lambda x_t, h, a: ifelse(pt.gt(x_t, 0), h * a + x_t, h - a), sequences=x,
+                      outputs_info=pt.zeros(()), non_sequences=a, return_updates=False)
+    outs = [h, *pytensor.grad(h.sum(), [a, x])]
+    ours, ref = compile_both([a, x], outs)
+    assert whole(ours)
+    assert_same(ours, ref, 0.7, np.array([1.0, -2.0, 3.0, 0.5, -0.1]))
+
+
+def test_op_from_graph_is_inlined():
+    """A user's OpFromGraph (also inside a scan step), and its gradient (PyTensor's OpFromGraph
+    L_op: another OpFromGraph), translate by inlining their inner graphs."""
+    from pytensor.compile.builders import OpFromGraph
+
+    u, v = pt.dvectors("u", "v")
+    softplus_axpy = OpFromGraph([u, v], [pt.log1p(pt.exp(2 * u)) + v])
+    x, y = pt.dvectors("x", "y")
+    h = pytensor.scan(lambda x_t, h: softplus_axpy(x_t * h, h), sequences=x.reshape((-1, 1)),
+                      outputs_info=y[:1], return_updates=False)
+    outs = [softplus_axpy(x, y), h, *pytensor.grad(h.sum() + softplus_axpy(x, y).sum(), [x, y])]
+    ours, ref = compile_both([x, y], outs)
+    assert whole(ours)
+    assert_same(ours, ref, np.array([0.1, -0.4, 0.3]), np.array([0.5, 1.0, -1.0]))
+

@@ -36,7 +36,7 @@ from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
 from . import elemwise, scan, tensor_ops  # noqa: F401  (register their translations)
 from . import linalg_ops  # noqa: F401  (linear algebra translations)
-from . import op_from_graph  # noqa: F401  (OpFromGraph: its inner graph, inlined)
+from . import ifelse, op_from_graph  # noqa: F401  (IfElse; OpFromGraph: its inner graph, inlined)
 from .last_rows import TAG as _LAST_ROWS_TAG
 from .linker import EXCLUDED_REWRITES, CompileError, FallbackWarning, MlirScanLinker, UnsupportedOpError
 from .translate import TRANSLATORS, Unsupported

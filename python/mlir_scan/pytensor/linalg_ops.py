@@ -1,7 +1,8 @@
 """Translations of PyTensor's linear algebra (``pytensor.tensor.linalg``) and its ``Blockwise`` forms.
 
 ``MatrixInverse``, ``Solve`` (every ``assume_a``), ``SolveTriangular``,
-``Cholesky``, ``CholeskySolve``, ``Det``, ``SLogDet``, ``BlockDiagonal``,
+``Cholesky``, ``CholeskySolve``, ``Det``, ``SLogDet``, ``BlockDiagonal``, ``QR``
+(modes ``r``, ``economic``, ``full``: pymc-extras' Cholesky Kalman filter),
 and what PyTensor's gradients and rewrites of these produce: ``LUFactor``,
 ``PivotToPermutations`` and ``ArgSortOp`` (of ``lu_solve``, which PyTensor's
 ``reuse_decomposition_multiple_solves`` rewrite puts in place of two solves
@@ -54,10 +55,16 @@ try:  # PyTensor 3.x
     from pytensor.tensor.linalg.solvers.psd import CholeskySolve
     from pytensor.tensor.linalg.solvers.triangular import SolveTriangular
     from pytensor.tensor.linalg.summary import Det, SLogDet
+    from pytensor.tensor.linalg.decomposition.qr import QR
 except ImportError:  # PyTensor 2.38
     from pytensor.tensor.nlinalg import Det, MatrixInverse, SLogDet
-    from pytensor.tensor.slinalg import (BlockDiagonal, Cholesky, CholeskySolve, LUFactor, PivotToPermutations,
-                                         Solve, SolveTriangular)
+    from pytensor.tensor.slinalg import (QR, BlockDiagonal, Cholesky, CholeskySolve, LUFactor,
+                                         PivotToPermutations, Solve, SolveTriangular)
+
+try:  # PyTensor 3.x
+    from pytensor.tensor.linalg.solvers.linear_control import SolveSylvester
+except ImportError:  # PyTensor 2.38
+    from pytensor.tensor._linalg.solve.linear_control import SolveSylvester
 
 try:
     from pytensor.tensor.basic import AllocDiag
@@ -90,6 +97,13 @@ def _solve(op: Any, ins: list) -> list:
     return [BL.Solve(kind, op.lower, op.b_ndim)(A, b)]
 
 
+def _qr(op: Any, ins: list) -> list:
+    if op.pivoting or op.mode == "raw":
+        raise Unsupported(op, "a QR with pivoting or mode='raw'")
+    got = BL.QR(op.mode)(*ins)
+    return list(got) if isinstance(got, (list, tuple)) else [got]
+
+
 def _dot_core(op: Any, ins: list) -> list:
     a, b = ins
     if a.ndim >= 2 and b.ndim >= 2:
@@ -110,6 +124,7 @@ CORE_TRANSLATORS: dict[type, Callable[[Any, list], list]] = {
     BlockDiagonal: lambda op, ins: [BL.BlockDiagonal(len(ins))(*ins)],
     LUFactor: lambda op, ins: list(BL.LUFactor()(*ins)),
     PivotToPermutations: lambda op, ins: [BL.PivotToPermutations(op.inverse)(*ins)],
+    QR: _qr,
 }
 
 
@@ -246,3 +261,33 @@ if AllocDiag is not None:
         idx = T.clip(r if k >= 0 else c, 0, T.maximum(n - 1, 0))
         vals = x[idx.flatten()].reshape((size, 1)) if k >= 0 else x[idx.flatten()].reshape((1, size))
         return [T.switch(on, vals, T.zeros((size, size), dtype=x.dtype))]
+
+
+@register(SolveSylvester)
+def _solve_sylvester(tr: Translator, node: Any, ins: list) -> list:
+    """``SolveSylvester`` (``A X + X B = C``; ``solve_continuous_lyapunov``, the ``bilinear``
+    ``solve_discrete_lyapunov`` of pymc-extras' stationary SARIMAX initialization and their gradients)
+    as one linear system in the ``m n`` entries of ``X``, ``(A (x) I_n + I_m (x) B^T) vec(X) = vec(C)``
+    (row-major ``vec``), solved by LU with partial pivoting.
+
+    PyTensor's inner graph (a real Schur decomposition of ``A`` and ``B``, then LAPACK's ``trsyl``) and
+    this give the same ``X``, the equation's unique solution, up to rounding; the Schur factors themselves
+    are not unique, so ``Schur`` is not translated on its own. The cost is ``O((m n)^3)`` against the Schur
+    route's ``O(m^3 + n^3)``: nothing for the state sizes of these models (a 13-state seasonal SARIMA is
+    a 169 x 169 solve), slow past ~40 states. When ``A`` and ``-B`` share an eigenvalue (no unique
+    solution) the result is NaN (an exactly zero pivot) or very large, where ``trsyl`` returns a
+    perturbed solution.
+    """
+    A, B, C = ins
+    if A.ndim != 2 or B.ndim != 2 or C.ndim != 2:
+        raise Unsupported(node.op, "SolveSylvester of other than matrices")
+    dtype = node.outputs[0].type.dtype
+    A, B, C = (T.cast(v, dtype) if v.dtype != dtype else v for v in (A, B, C))
+    m, n = C.shape[0], C.shape[1]
+    eye_m, eye_n = T.eye(m, dtype=dtype), T.eye(n, dtype=dtype)
+    # K[(i, k), (j, l)] = A[i, j] [k == l] + [i == j] B[l, k]
+    K = (A.dimshuffle(0, "x", 1, "x") * eye_n.dimshuffle("x", 0, "x", 1)
+         + eye_m.dimshuffle(0, "x", 1, "x") * B.dimshuffle("x", 1, "x", 0))
+    mn = m * n
+    x = BL.Solve("gen", False, 1)(T.reshape(K, [mn, mn], ndim=2), T.reshape(C, [mn], ndim=1))
+    return [T.reshape(x, [m, n], ndim=2)]

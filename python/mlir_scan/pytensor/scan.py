@@ -221,11 +221,20 @@ def translate_scan(tr: Translator, node: Any, ins: list) -> list:
              + op.inner_untraced_sit_sot_outs(inner_outs) + op.inner_nitsot_outs(inner_outs)
              + op.inner_mitmot_outs(inner_outs))
 
+    # The row type of each state output in `order`: its outer buffer's row (PyTensor writes the
+    # step's value there), or an untraced state's own type.
+    state_rows = [b.type.clone(shape=b.type.shape[1:])() for b in mitsot_bufs + sitsot_bufs]
+    state_rows += [v.type() for v in op.outer_untraced_sit_sot(pin)]
+
     def step(*args: Variable) -> Any:
         sub = Translator()
         for pv, bv in zip(inner_ins, args):
             sub.bind(pv, sub.conform(bv, pv))
         outs = sub.outputs(order + ([inner_outs[-1]] if info.as_while else []), inner_ins)
+        # A state's new value takes the static sizes of the state's buffer rows: an inner graph
+        # may compute a (?, ?) row for a buffer of (1, 1) rows, as the gradient of pymc-extras'
+        # Cholesky filter does; PyTensor writes it into the buffer, which checks the size.
+        outs = [sub.conform(o, row) for o, row in zip(outs, state_rows)] + outs[len(state_rows):]
         if info.as_while:
             return outs[:-1], until(outs[-1])
         return outs

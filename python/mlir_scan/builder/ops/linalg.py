@@ -61,7 +61,7 @@ from .elemwise import broadcast_shapes, cast, elemwise
 from .misc import ExtractDiag
 
 __all__ = ["MatrixInverse", "Solve", "SolveTriangular", "Cholesky", "CholeskySolve", "Det", "SLogDet",
-           "BlockDiagonal", "Matmul", "matmul", "LUFactor", "PivotToPermutations", "ArgSort", "tril", "triu",
+           "BlockDiagonal", "Matmul", "matmul", "LUFactor", "QR", "PivotToPermutations", "ArgSort", "tril", "triu",
            "diagonal",
            "LinAlgError"]
 
@@ -1195,6 +1195,142 @@ class LUFactor(_SquareOp):
             return [_nan_if(bb, sing, _M(lu, ct_out, n, n), [n, n]), p]
 
         return _batched(b, node, inputs, [2], [2, 1], lambda bb, d: [d[0], d[0][:1]], core, self.what)
+
+
+class QR(Op):
+    """SciPy's ``qr`` of (each matrix of) `x` (m x n, k = min(m, n)): Householder reflections with
+    LAPACK's ``geqrf`` conventions (``R[j, j] = -sign(x[j, j]) * ||x[j:, j]||``; no reflection
+    where a column is already zero below the diagonal), so R's signs are SciPy's.
+
+    `mode`: ``"r"`` gives R (m x n, SciPy's full R); ``"economic"`` gives Q (m x k) and R (k x n);
+    ``"full"`` gives Q (m x m) and R (m x n). No gradient in the builder (PyTensor builds its own,
+    from an economic QR).
+    """
+
+    __props__ = ("mode",)
+    what = "qr"
+
+    def __init__(self, mode: str = "full"):
+        if mode not in ("r", "economic", "full"):
+            raise ValueError(f"qr: mode must be 'r', 'economic' or 'full', not {mode!r}")
+        self.mode = mode
+
+    def make_node(self, x) -> Apply:
+        x = _as_var(x)
+        if x.ndim < 2:
+            raise ValueError(f"{self.what}: expected a matrix (rank >= 2), got {x.type}")
+        x = _to_float(x, _out_dtype(x.dtype))
+        *batch, m, n = x.type.shape
+        k = min(m, n) if m is not None and n is not None else None
+        batch = tuple(batch)
+        if self.mode == "r":
+            outs = [TensorType(x.dtype, batch + (m, n))]
+        elif self.mode == "economic":
+            outs = [TensorType(x.dtype, batch + (m, k)), TensorType(x.dtype, batch + (k, n))]
+        else:
+            outs = [TensorType(x.dtype, batch + (m, m)), TensorType(x.dtype, batch + (m, n))]
+        return Apply(self, [x], outs)
+
+    def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        x = node.inputs[0]
+        dt = x.dtype
+        M, N = x.type.shape[-2:]
+        wt, qt = TensorType(dt, (M, N)), TensorType(dt, (M, M))
+        vt = TensorType(dt, (M,))
+        cout = [_core_type(o.type, 2) for o in node.outputs]
+
+        def core(bb: Block, ins: list) -> list[str]:
+            ssa, t = ins[0]
+            et = t.mlir_elem
+            m, n = bb.dim(ssa, t, 0), bb.dim(ssa, t, 1)
+            k = bb.iop("minui", m, n)
+            zf, one = bb.const(0.0, dt), bb.const(1.0, dt)
+            W = _M(bb.tensor_cast(ssa, t, wt), wt, m, n)
+
+            def eye(gb: Block, args: list[str]) -> list[str]:
+                same = gb.icmp("eq", gb.op("linalg.index 0 : index"), gb.op("linalg.index 1 : index"))
+                return [gb.select(same, one, zf, et)]
+
+            Q = _M(bb.generic([], [(bb.empty(qt, [m, m]), qt, "(d0, d1)")], ["parallel", "parallel"], eye)[0],
+                   qt, m, m)
+
+            def column(sb: Block, j: str, c: list[str]) -> list[str]:
+                w, q = c
+                j1 = sb.iop("addi", j, sb.index(1))
+                alpha = W.get(sb, j, j, ssa=w)
+                norm2 = _for(sb, j1, m, [(zf, et)], lambda lb, i, a: [
+                    _f(lb, "addf", a[0], _f(lb, "mulf", W.get(lb, i, j, ssa=w), W.get(lb, i, j, ssa=w), et), et)])[0]
+                reflect = sb.op(f"arith.cmpf une, {norm2}, {zf} : {et}")
+                size = sb.op(f"math.sqrt {_f(sb, 'addf', _f(sb, 'mulf', alpha, alpha, et), norm2, et)} : {et}")
+                beta = sb.op(f"arith.negf {sb.op(f'math.copysign {size}, {alpha} : {et}')} : {et}")
+                # tau = (beta - alpha) / beta; v = x[j:, j] / (alpha - beta) with v[j] = 1 (dlarfg)
+                tau = sb.select(reflect, _f(sb, "divf", _f(sb, "subf", beta, alpha, et), beta, et), zf, et)
+                scale = sb.select(reflect, _f(sb, "divf", one, _f(sb, "subf", alpha, beta, et), et), zf, et)
+
+                def vfill(gb: Block, args: list[str]) -> list[str]:
+                    i = gb.op("linalg.index 0 : index")
+                    below = gb.icmp("ugt", i, j)
+                    r = gb.select(below, i, j, "index")  # (in bounds: row j is read and discarded)
+                    v = _f(gb, "mulf", gb.op(f"tensor.extract {w}[{r}, {j}] : {wt.mlir}"), scale, et)
+                    at = gb.select(gb.icmp("eq", i, j), one, zf, et)
+                    return [gb.select(below, v, at, et)]
+
+                v = _M(sb.generic([], [(sb.empty(vt, [m]), vt, "(d0)")], ["parallel"], vfill)[0], vt, m, None)
+
+                def reflect_cols(cb: Block, col: str, a: list[str]) -> list[str]:
+                    # W[j:, col] -= tau * (v . W[j:, col]) * v
+                    dot = _for(cb, j, m, [(zf, et)], lambda lb, i, d: [
+                        _f(lb, "addf", d[0], _f(lb, "mulf", v.get(lb, i), W.get(lb, i, col, ssa=a[0]), et), et)])[0]
+                    ts = _f(cb, "mulf", tau, dot, et)
+                    return _for(cb, j, m, [(a[0], wt.mlir)], lambda lb, i, d: [W.put(
+                        lb, _f(lb, "subf", W.get(lb, i, col, ssa=d[0]), _f(lb, "mulf", ts, v.get(lb, i), et), et),
+                        i, col, ssa=d[0])])
+
+                def reflect_rows(rb: Block, row: str, a: list[str]) -> list[str]:
+                    # Q[row, j:] -= tau * (Q[row, j:] . v) * v   (Q <- Q H_j)
+                    dot = _for(rb, j, m, [(zf, et)], lambda lb, i, d: [
+                        _f(lb, "addf", d[0], _f(lb, "mulf", Q.get(lb, row, i, ssa=a[0]), v.get(lb, i), et), et)])[0]
+                    ts = _f(rb, "mulf", tau, dot, et)
+                    return _for(rb, j, m, [(a[0], qt.mlir)], lambda lb, i, d: [Q.put(
+                        lb, _f(lb, "subf", Q.get(lb, row, i, ssa=d[0]), _f(lb, "mulf", ts, v.get(lb, i), et), et),
+                        row, i, ssa=d[0])])
+
+                w = _for(sb, j1, n, [(w, wt.mlir)], reflect_cols)[0]
+                w = W.put(sb, sb.select(reflect, beta, alpha, et), j, j, ssa=w)
+                q = _for(sb, sb.index(0), m, [(q, qt.mlir)], reflect_rows)[0]
+                return [w, q]
+
+            w, q = _for(bb, bb.index(0), k, [(W.ssa, wt.mlir), (Q.ssa, qt.mlir)], column)
+
+            def upper(gb: Block, args: list[str]) -> list[str]:
+                i, jj = gb.op("linalg.index 0 : index"), gb.op("linalg.index 1 : index")
+                return [gb.select(gb.icmp("ule", i, jj), args[0], zf, et)]
+
+            r = bb.generic([(w, wt, "(d0, d1)")], [(bb.empty(wt, [m, n]), wt, "(d0, d1)")],
+                           ["parallel", "parallel"], upper)[0]
+
+            def part(ssa_: str, src: TensorType, dst: TensorType, rows: str, cols: str) -> str:
+                # A copy, not a tensor.extract_slice: the helper's result must be a contiguous tensor
+                # (a strided slice returned through the helper's call came back misread).
+                def copy(gb: Block, args: list[str]) -> list[str]:
+                    i, jj = gb.op("linalg.index 0 : index"), gb.op("linalg.index 1 : index")
+                    return [gb.op(f"tensor.extract {ssa_}[{i}, {jj}] : {src.mlir}")]
+
+                return bb.generic([], [(bb.empty(dst, [rows, cols]), dst, "(d0, d1)")], ["parallel", "parallel"],
+                                  copy)[0]
+
+            if self.mode == "r":
+                return [bb.tensor_cast(r, wt, cout[0])]
+            if self.mode == "full":
+                return [bb.tensor_cast(q, qt, cout[0]), bb.tensor_cast(r, wt, cout[1])]
+            return [part(q, qt, cout[0], m, k), part(r, wt, cout[1], k, n)]
+
+        def out_dims(bb: Block, d: list[list[str]]) -> list[list[str]]:
+            m, n = d[0]
+            k = bb.iop("minui", m, n)
+            return {"r": [[m, n]], "economic": [[m, k], [k, n]], "full": [[m, m], [m, n]]}[self.mode]
+
+        return _batched(b, node, inputs, [2], [2] * len(node.outputs), out_dims, core, self.what)
 
 
 class PivotToPermutations(Op):
