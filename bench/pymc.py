@@ -174,6 +174,8 @@ def main() -> int:
     parser.add_argument("--models", help="comma-separated model names (default: all of pymc_models.MODELS)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: C, NUMBA, MLIR_SCAN")
     parser.add_argument("--no-sample", action="store_true", help="only compile and eval (no pm.sample)")
+    parser.add_argument("--sample-modes", help="modes that also run pm.sample (default: every mode)")
+    parser.add_argument("--draws", type=int, help="draws and tuning steps per chain (default 1000; --quick: 200)")
     parser.add_argument("--json", help="write the records to this file")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -189,12 +191,14 @@ def main() -> int:
     models = args.models.split(",") if args.models else list(_pymc_models().MODELS)
     modes = args.modes.split(",")
     draws, repeats = (200, 5) if args.quick else (1000, 15)
+    draws = args.draws or draws
     records = []
     for m in models:
         for mode in modes:
             rec = {"model": m, "mode": mode, "draws": draws}
             rec.update(_measure(m, mode, "eval", draws, repeats))
-            if not args.no_sample and "error" not in rec:
+            sample_modes = args.sample_modes.split(",") if args.sample_modes else modes
+            if not args.no_sample and mode in sample_modes and "error" not in rec:
                 got = _measure(m, mode, "sample", draws, repeats)
                 rec.update({k: v for k, v in got.items() if k != "error"})
                 if "error" in got:
