@@ -16,6 +16,12 @@ PyTensor's results on bad input are kept: a singular ``MatrixInverse``
 raises ``numpy.linalg.LinAlgError``; ``Solve``, ``SolveTriangular``,
 ``Cholesky`` and ``LUFactor`` give NaN; ``Det`` gives 0.
 
+``SolveSylvester`` (the ``OpFromGraph`` of ``solve_sylvester``,
+``solve_continuous_lyapunov`` and the ``bilinear`` ``solve_discrete_lyapunov``
+of pymc-extras' stationary SARIMAX initialization) is translated as one
+linear system in the entries of its solution, not through its inner graph's
+Schur decompositions (see :func:`_solve_sylvester`).
+
 Example::
 
     >>> import pytensor.tensor as pt
@@ -273,8 +279,9 @@ def _solve_sylvester(tr: Translator, node: Any, ins: list) -> list:
     PyTensor's inner graph (a real Schur decomposition of ``A`` and ``B``, then LAPACK's ``trsyl``) and
     this give the same ``X``, the equation's unique solution, up to rounding; the Schur factors themselves
     are not unique, so ``Schur`` is not translated on its own. The cost is ``O((m n)^3)`` against the Schur
-    route's ``O(m^3 + n^3)``: nothing for the state sizes of these models (a 13-state seasonal SARIMA is
-    a 169 x 169 solve), slow past ~40 states. When ``A`` and ``-B`` share an eigenvalue (no unique
+    route's ``O(m^3 + n^3)``: nothing for the state sizes of these models (a discrete Lyapunov
+    equation: 0.9 ms at 14 states), slower than PyTensor past ~20 (61 ms against 6 ms at 25 states,
+    1.2 s against 67 ms at 40). When ``A`` and ``-B`` share an eigenvalue (no unique
     solution) the result is NaN (an exactly zero pivot) or very large, where ``trsyl`` returns a
     perturbed solution.
     """
