@@ -29,11 +29,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -48,9 +45,9 @@ if __name__ != "__main__":
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 
-def _pymc_models():
-    """bench/pymc_models.py, loaded by path (bench/ is not on sys.path, see above)."""
-    spec = importlib.util.spec_from_file_location("pymc_models", HERE / "pymc_models.py")
+def _bench_module(name: str):
+    """bench/`name`.py, loaded by path (bench/ is not on sys.path, see above)."""
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -67,13 +64,15 @@ def _mode(name: str):
 
 
 def _worker(model_name: str, mode_name: str, task: str, draws: int, repeats: int) -> dict:
-    """Runs in a fresh process (caches cold): one measurement, as a JSON-able dict."""
+    """Runs in a fresh process: one measurement, as a JSON-able dict."""
+    run = _bench_module("run")
+    run.use_cold_caches()  # (before PyTensor or numba is imported)
     warnings.simplefilter("ignore")
     import numpy as np  # noqa: PLC0415
     import pymc as pm  # noqa: PLC0415
     from pymc.blocking import DictToArrayBijection  # noqa: PLC0415
 
-    model = _pymc_models().MODELS[model_name]()
+    model = _bench_module("pymc_models").MODELS[model_name]()
     mode = _mode(mode_name)
     if task == "sample":
         times = []
@@ -92,29 +91,13 @@ def _worker(model_name: str, mode_name: str, task: str, draws: int, repeats: int
     rng = np.random.default_rng(0)
     points = [q0 + rng.normal(0.0, 0.3, q0.shape) for _ in range(3)]
     values = [[float(v) for v in np.concatenate([[lp], g])] for lp, g in map(f, points)]
-    number = 1
-    while True:  # calls per timing so that one timing takes >= 20 ms
-        t0 = time.perf_counter()
-        for _ in range(number):
-            f(q0)
-        if time.perf_counter() - t0 >= 0.02:
-            break
-        number *= 4
-    runs = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            f(q0)
-        runs.append((time.perf_counter() - t0) / number)
-    return {"compile_s": compile_s, "eval_s": statistics.median(runs), "values": values}
+    eval_s = run._steady_time(f, (q0,), min_repeats=repeats, budget_s=1.0)
+    return {"compile_s": compile_s, "eval_s": eval_s, "values": values}
 
 
 def _measure(model_name: str, mode_name: str, task: str, draws: int, repeats: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="pymc-bench-") as tmp:
-        env = dict(os.environ, MLIR_SCAN_CACHE="0", NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
-                   PYTENSOR_FLAGS=f"base_compiledir={os.path.join(tmp, 'pytensor')}")
-        cmd = [sys.executable, __file__, "--worker", model_name, mode_name, task, str(draws), str(repeats)]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    cmd = [sys.executable, __file__, "--worker", model_name, mode_name, task, str(draws), str(repeats)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         return {"error": " | ".join(tail)}
@@ -188,7 +171,7 @@ def main() -> int:
     except ImportError:
         print("bench/pymc.py: PyMC is not installed (pip install pymc): nothing to measure")
         return 0
-    models = args.models.split(",") if args.models else list(_pymc_models().MODELS)
+    models = args.models.split(",") if args.models else list(_bench_module("pymc_models").MODELS)
     modes = args.modes.split(",")
     draws, repeats = (200, 5) if args.quick else (1000, 15)
     draws = args.draws or draws
