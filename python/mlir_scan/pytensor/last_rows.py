@@ -63,6 +63,14 @@ class _NotAffine(Exception):
     pass
 
 
+def _plus(x: tuple[int, int], y: tuple[int, int]) -> tuple[int, int]:
+    return x[0] + y[0], x[1] + y[1]
+
+
+def _minus(x: tuple[int, int], y: tuple[int, int]) -> tuple[int, int]:
+    return x[0] - y[0], x[1] - y[1]
+
+
 def _scan_buffer(buffer: Any) -> tuple[Any, int] | None:
     """(the scan's ``n_steps`` variable, ``K`` init rows) when `buffer` is a mit_sot/sit_sot output,
     or ``output[s:]`` with a constant ``s <= K`` (then ``K - s``: what ``scan`` returns is ``output[K:]``)."""
@@ -93,9 +101,8 @@ def _root(var: Any) -> Any:
     """`var` through integer casts and the scalar/tensor conversions."""
     while var.owner is not None:
         op = var.owner.op
-        scalar_op = getattr(op, "scalar_op", None)
-        if isinstance(op, (ScalarFromTensor, TensorFromScalar)) or isinstance(scalar_op, (ps.Cast, ps.Identity)) \
-                or isinstance(op, (ps.Cast, ps.Identity)):
+        if isinstance(op, (ScalarFromTensor, TensorFromScalar)) \
+                or isinstance(getattr(op, "scalar_op", None), (ps.Cast, ps.Identity)):
             if not str(var.owner.inputs[0].dtype).startswith(("int", "uint")):
                 break
             var = var.owner.inputs[0]
@@ -151,9 +158,9 @@ class _Evaluator:
         if isinstance(scalar_op, (ps.Cast, ps.Identity)):
             return args[0](lo, hi)
         if isinstance(scalar_op, ps.Add):
-            return self._combine(args, lo, hi, lambda x, y: (x[0] + y[0], x[1] + y[1]))
+            return self._combine(args, lo, hi, _plus)
         if isinstance(scalar_op, ps.Sub):
-            return self._combine(args, lo, hi, lambda x, y: (x[0] - y[0], x[1] - y[1]))
+            return self._combine(args, lo, hi, _minus)
         if isinstance(scalar_op, ps.Neg):
             return [(-a, -b, l, h) for a, b, l, h in args[0](lo, hi)]
         if isinstance(scalar_op, ps.Mul):
@@ -175,7 +182,7 @@ class _Evaluator:
             out = []
             want_ge = isinstance(scalar_op, ps.Maximum)
             x, y = args
-            for a, b, l, h in self._combine(args, lo, hi, lambda u, v: (u[0] - v[0], u[1] - v[1])):
+            for a, b, l, h in self._combine(args, lo, hi, _minus):
                 for l2, h2, nonneg in _sign_intervals(a, b, l, h):
                     out += (x if nonneg == want_ge else y)(l2, h2)
             return out
@@ -193,7 +200,7 @@ class _Evaluator:
     def _truth_split(self, p: Any, q: Any, cmp_op: Any, lo: float, hi: float, env: dict | None):
         """Sub-intervals of [lo, hi], each with the comparison's truth value on it."""
         diff = self._combine([lambda a, b: self.pieces(p, a, b, env), lambda a, b: self.pieces(q, a, b, env)],
-                             lo, hi, lambda x, y: (x[0] - y[0], x[1] - y[1]))
+                             lo, hi, _minus)
         for a, b, l, h in diff:
             for l2, h2, nonneg in _sign_intervals(a, b, l, h):
                 for l3, h3, zero in _zero_split(a, b, l2, h2):

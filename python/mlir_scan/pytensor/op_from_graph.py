@@ -34,8 +34,8 @@ __all__: list[str] = []
 def _op_from_graph(tr: Translator, node: Any, ins: list) -> list:
     op = node.op
     inner = Translator()
-    # Inner inputs are values the outer graph already checked: buffer hints and
-    # slices (no value of their own) cannot reach an OpFromGraph's inputs.
+    # An input with no builder value (a scan buffer read through its hint, a slice)
+    # raises only if the inner graph reads it, as an outer graph's rejected input does.
     for pv, bv in zip(op.inner_inputs, ins):
         if bv is None:
             inner.rejected[pv] = Unsupported(op, f"input {pv} of the inner graph has no mlir-scan value")

@@ -1260,12 +1260,12 @@ class QR(Op):
                 alpha = W.get(sb, j, j, ssa=w)
                 norm2 = _for(sb, j1, m, [(zf, et)], lambda lb, i, a: [
                     _f(lb, "addf", a[0], _f(lb, "mulf", W.get(lb, i, j, ssa=w), W.get(lb, i, j, ssa=w), et), et)])[0]
-                reflect = sb.op(f"arith.cmpf une, {norm2}, {zf} : {et}")
+                reflects = sb.op(f"arith.cmpf une, {norm2}, {zf} : {et}")
                 size = sb.op(f"math.sqrt {_f(sb, 'addf', _f(sb, 'mulf', alpha, alpha, et), norm2, et)} : {et}")
                 beta = sb.op(f"arith.negf {sb.op(f'math.copysign {size}, {alpha} : {et}')} : {et}")
                 # tau = (beta - alpha) / beta; v = x[j:, j] / (alpha - beta) with v[j] = 1 (dlarfg)
-                tau = sb.select(reflect, _f(sb, "divf", _f(sb, "subf", beta, alpha, et), beta, et), zf, et)
-                scale = sb.select(reflect, _f(sb, "divf", one, _f(sb, "subf", alpha, beta, et), et), zf, et)
+                tau = sb.select(reflects, _f(sb, "divf", _f(sb, "subf", beta, alpha, et), beta, et), zf, et)
+                scale = sb.select(reflects, _f(sb, "divf", one, _f(sb, "subf", alpha, beta, et), et), zf, et)
 
                 def vfill(gb: Block, args: list[str]) -> list[str]:
                     i = gb.op("linalg.index 0 : index")
@@ -1277,27 +1277,23 @@ class QR(Op):
 
                 v = _M(sb.generic([], [(sb.empty(vt, [m]), vt, "(d0)")], ["parallel"], vfill)[0], vt, m, None)
 
-                def reflect_cols(cb: Block, col: str, a: list[str]) -> list[str]:
-                    # W[j:, col] -= tau * (v . W[j:, col]) * v
-                    dot = _for(cb, j, m, [(zf, et)], lambda lb, i, d: [
-                        _f(lb, "addf", d[0], _f(lb, "mulf", v.get(lb, i), W.get(lb, i, col, ssa=a[0]), et), et)])[0]
-                    ts = _f(cb, "mulf", tau, dot, et)
-                    return _for(cb, j, m, [(a[0], wt.mlir)], lambda lb, i, d: [W.put(
-                        lb, _f(lb, "subf", W.get(lb, i, col, ssa=d[0]), _f(lb, "mulf", ts, v.get(lb, i), et), et),
-                        i, col, ssa=d[0])])
+                def reflect(M: _M, at: Callable[[str, str], tuple[str, str]]) -> Callable:
+                    """The loop body applying H_j to line `line` of `M` (`at(line, i)`: its element i):
+                    ``M[line][j:] -= tau * (M[line][j:] . v) * v``."""
+                    def body(cb: Block, line: str, a: list[str]) -> list[str]:
+                        dot = _for(cb, j, m, [(zf, et)], lambda lb, i, d: [
+                            _f(lb, "addf", d[0], _f(lb, "mulf", v.get(lb, i), M.get(lb, *at(line, i), ssa=a[0]), et),
+                               et)])[0]
+                        ts = _f(cb, "mulf", tau, dot, et)
+                        return _for(cb, j, m, [(a[0], M.t.mlir)], lambda lb, i, d: [M.put(
+                            lb, _f(lb, "subf", M.get(lb, *at(line, i), ssa=d[0]), _f(lb, "mulf", ts, v.get(lb, i), et),
+                                   et), *at(line, i), ssa=d[0])])
 
-                def reflect_rows(rb: Block, row: str, a: list[str]) -> list[str]:
-                    # Q[row, j:] -= tau * (Q[row, j:] . v) * v   (Q <- Q H_j)
-                    dot = _for(rb, j, m, [(zf, et)], lambda lb, i, d: [
-                        _f(lb, "addf", d[0], _f(lb, "mulf", Q.get(lb, row, i, ssa=a[0]), v.get(lb, i), et), et)])[0]
-                    ts = _f(rb, "mulf", tau, dot, et)
-                    return _for(rb, j, m, [(a[0], qt.mlir)], lambda lb, i, d: [Q.put(
-                        lb, _f(lb, "subf", Q.get(lb, row, i, ssa=d[0]), _f(lb, "mulf", ts, v.get(lb, i), et), et),
-                        row, i, ssa=d[0])])
+                    return body
 
-                w = _for(sb, j1, n, [(w, wt.mlir)], reflect_cols)[0]
-                w = W.put(sb, sb.select(reflect, beta, alpha, et), j, j, ssa=w)
-                q = _for(sb, sb.index(0), m, [(q, qt.mlir)], reflect_rows)[0]
+                w = _for(sb, j1, n, [(w, wt.mlir)], reflect(W, lambda col, i: (i, col)))[0]  # H_j W
+                w = W.put(sb, sb.select(reflects, beta, alpha, et), j, j, ssa=w)
+                q = _for(sb, sb.index(0), m, [(q, qt.mlir)], reflect(Q, lambda row, i: (row, i)))[0]  # Q H_j
                 return [w, q]
 
             w, q = _for(bb, bb.index(0), k, [(W.ssa, wt.mlir), (Q.ssa, qt.mlir)], column)
