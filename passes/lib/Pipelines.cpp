@@ -47,12 +47,15 @@ constexpr llvm::StringLiteral kDeallocate =
 /// CPU only: the GPU lowering orders device deallocations itself.
 constexpr llvm::StringLiteral kFreeEarly = "func.func(scan-free-buffers-early)";
 
-/// Buffers -> LLVM dialect; `{vectorize}` is replaced by the vector inner
-/// loops pass, `{parallel}` by the splitting of large ops across cores, or
-/// each by nothing.
+/// Buffers -> LLVM dialect; `{blas}` is replaced by the BLAS calls of large
+/// products, `{vectorize}` by the vector inner loops pass, `{parallel}` by
+/// the splitting of large ops across cores, or each by nothing.
 constexpr llvm::StringLiteral kToLLVM =
     "scan-check-lowerable,"
     "scan-check-allocations,"
+    // Before the loop order is chosen: the products BLAS takes keep their
+    // named or generic form (and stay generated loops for small sizes).
+    "{blas}"
     "func.func(scan-order-linalg-loops),"
     // After the loop order is chosen (the split dimension is the outermost
     // parallel one), before the ops become loops.
@@ -109,6 +112,11 @@ struct LoweringOptions : PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Run the iterations of large linalg ops on every core "
                      "(scan-parallelize-linalg)"),
       llvm::cl::init(true)};
+  Option<bool> blas{
+      *this, "blas",
+      llvm::cl::desc("Run large f32/f64 matrix products through the run-time "
+                     "library's BLAS (scan-call-blas)"),
+      llvm::cl::init(true)};
 };
 
 struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
@@ -123,6 +131,11 @@ struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
       llvm::cl::desc("Run the iterations of large linalg ops on every core "
                      "(scan-parallelize-linalg)"),
       llvm::cl::init(true)};
+  Option<bool> blas{
+      *this, "blas",
+      llvm::cl::desc("Run large f32/f64 matrix products through the run-time "
+                     "library's BLAS (scan-call-blas)"),
+      llvm::cl::init(true)};
   Option<bool> checks{
       *this, "checks",
       llvm::cl::desc("Verify the program's ops at run time "
@@ -131,12 +144,13 @@ struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
       llvm::cl::init(true)};
 };
 
-std::string toLLVM(bool vectorize, bool parallel) {
+std::string toLLVM(bool vectorize, bool parallel, bool blas) {
   std::string text = kToLLVM.str();
   auto fill = [&](llvm::StringRef key, llvm::StringRef value) {
     size_t at = text.find(key.str());
     text.replace(at, key.size(), value.str());
   };
+  fill("{blas}", blas ? "scan-call-blas," : "");
   fill("{vectorize}", vectorize ? "scan-vectorize-linalg-loops," : "");
   fill("{parallel}", parallel ? "scan-parallelize-linalg," : "");
   return text;
@@ -349,7 +363,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "Lower the bufferized loops to the LLVM dialect: loop order, vector "
       "inner loops, then the upstream conversions",
       [](OpPassManager &pm, const LoweringOptions &options) {
-        buildPipeline(pm, {toLLVM(options.vectorize, options.parallel)});
+        buildPipeline(pm, {toLLVM(options.vectorize, options.parallel, options.blas)});
       });
   PassPipelineRegistration<WholeLoweringOptions>(
       "scan-to-llvm",
@@ -360,7 +374,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
         SmallVector<StringRef> parts{"scan-optimize"};
         if (options.checks)
           parts.push_back("scan-runtime-verification");
-        std::string lower = toLLVM(options.vectorize, options.parallel);
+        std::string lower = toLLVM(options.vectorize, options.parallel, options.blas);
         parts.append({"convert-scan-to-scf", kBufferizeInPlace, kDeallocate,
                       kFreeEarly, lower});
         buildPipeline(pm, parts);

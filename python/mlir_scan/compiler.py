@@ -32,7 +32,7 @@ __all__ = ["compile"]
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
             vectorize: bool = True, checks: bool = True, parallel: bool = True, target: str = "cpu",
             block_steps: int = 64, private_nonsequences: bool = True, free_early: bool = True,
-            **cuda_options: Any) -> Program:
+            blas: bool = True, **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -54,7 +54,10 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     block at a time (0: never in blocks); ``private_nonsequences=False`` never
     copies a large non-sequence for the loop; ``free_early=False`` frees
     buffers where MLIR's deallocation pipeline puts the frees (the end of
-    their block) instead of after their last use. Turning these optional
+    their block) instead of after their last use. ``blas=False`` keeps large
+    f32/f64 matrix products in generated loops instead of calling OpenBLAS
+    (``scan-call-blas``; from the ``scipy-openblas32`` package, split across
+    the cores by the run-time library). Turning these optional
     features off gives the same results (the tests compare them).
     LLVM compiles a large program in parts on as many threads. Compiled code
     is kept on disk and reused by later compiles of the same program, in any
@@ -74,4 +77,4 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
                         "to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks,
                    parallel=parallel, block_steps=block_steps, private_nonsequences=private_nonsequences,
-                   free_early=free_early)
+                   free_early=free_early, blas=blas)

@@ -51,7 +51,7 @@ import numpy as np
 
 from mlir import execution_engine, ir, passmanager
 
-from . import _native, _registration
+from . import _blas, _native, _registration
 
 __all__ = ["Program", "STAGES"]
 
@@ -151,11 +151,17 @@ def _runtime_symbols() -> dict[str, int]:
         "__mlir_scan_fail_message": "__mlir_scan_fail_message",
         # python/runtime/ScanParallel.cpp (scan-lower-parallel-calls)
         "__mlir_scan_parallel_for": "__mlir_scan_parallel_for",
+        # python/runtime/ScanBlas.cpp (scan-call-blas)
+        "mlir_scan_blas_gemm_f64": "mlirScanBlasGemmF64",
+        "mlir_scan_blas_gemm_f32": "mlirScanBlasGemmF32",
+        "mlir_scan_blas_gemv_f64": "mlirScanBlasGemvF64",
+        "mlir_scan_blas_gemv_f32": "mlirScanBlasGemvF32",
     }
     return {symbol: ctypes.cast(lib[name], ctypes.c_void_p).value for symbol, name in names.items()}
 
 
 _RUNTIME_SYMBOLS = _runtime_symbols()
+_blas.load(_registration.runtime_library())
 
 _SCALAR_DTYPES = {
     "f32": np.float32,
@@ -716,10 +722,11 @@ class Program:
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True, parallel: bool = True, block_steps: int = 64,
-                 private_nonsequences: bool = True, free_early: bool = True):
+                 private_nonsequences: bool = True, free_early: bool = True, blas: bool = True):
         _check_options(optimize, opt_level, block_steps, vectorize=vectorize, checks=checks, parallel=parallel,
-                       private_nonsequences=private_nonsequences, free_early=free_early)
-        lowering = f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))}}}"
+                       private_nonsequences=private_nonsequences, free_early=free_early, blas=blas)
+        lowering = (f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))} "
+                    f"blas={int(bool(blas))}}}")
         to_scf = _TO_SCF
         if block_steps != 64 or not private_nonsequences:
             to_scf = to_scf.replace("convert-scan-to-scf", f"convert-scan-to-scf{{block-steps={int(block_steps)} "

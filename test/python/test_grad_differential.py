@@ -54,8 +54,9 @@ STARTS = ["input", "zeros", "constant", "expression"]
 
 
 @st.composite
-def programs(draw):
-    """The description of one random recurrence (everything `build` needs)."""
+def programs(draw, go_backwards: bool | None = None):
+    """The description of one random recurrence (everything `build` needs);
+    `go_backwards` fixes the direction of its scan."""
     return dict(
         steps=draw(st.one_of(st.sampled_from(EDGE_STEPS), st.integers(0, 300))),
         width=draw(st.integers(2, 4)),           # of the sequence's rows
@@ -68,7 +69,7 @@ def programs(draw):
         left_weight=draw(st.booleans()),        # the state update also reads dot(V, h_tm1)
         mitsot=draw(st.booleans()),              # a second state with taps [-2, -1]
         explicit_nonseqs=draw(st.booleans()),    # weights as non_sequences, or read from the closure
-        go_backwards=draw(st.booleans()),
+        go_backwards=draw(st.booleans()) if go_backwards is None else go_backwards,
         last_only=draw(st.booleans()),           # the cost reads h[-1] only (scan-save-mem)
         mode=draw(st.sampled_from([None, None, "FAST_COMPILE"])),
         seed=draw(st.integers(0, 2 ** 16)),
@@ -218,9 +219,24 @@ def _check_gradient(f, values, i, got, name, rng, spec):
             f"d cost / d {name} along a random direction: {have} != {want} ({spec})")
 
 
-@SETTINGS
-@given(programs())
-def test_random_scan_gradients_four_ways(spec):
+# Two halves of one space of programs (forward and backward scans), so that
+# pytest-xdist runs them on two cores; each runs half of GRAD_DIFF_EXAMPLES.
+HALF = settings(SETTINGS, max_examples=max(1, SETTINGS.max_examples // 2))
+
+
+@HALF
+@given(programs(go_backwards=False))
+def test_random_forward_scan_gradients_four_ways(spec):
+    _four_ways(spec)
+
+
+@HALF
+@given(programs(go_backwards=True))
+def test_random_backward_scan_gradients_four_ways(spec):
+    _four_ways(spec)
+
+
+def _four_ways(spec):
     inputs, values, cost = build(spec)
     grads = T.grad(cost, inputs)
     f = theano.function(inputs, [cost] + list(grads), mode=spec["mode"])

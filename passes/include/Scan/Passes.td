@@ -903,6 +903,69 @@ def ScanOrderLinalgLoops : Pass<"scan-order-linalg-loops", "::mlir::func::FuncOp
   ];
 }
 
+def ScanCallBlas : Pass<"scan-call-blas", "::mlir::ModuleOp"> {
+  let summary = "Run large f32/f64 matrix products through BLAS when their layout allows";
+  let description = [{
+    Runs on buffers, before `scan-order-linalg-loops`. A linalg contraction
+    of `f32` or `f64` operands with one `m`, one `n` and one `k` dimension
+    (a matrix product in any of its transposed forms: `linalg.matmul`, the
+    `x.T @ y` generic the builder emits) or with one of `m`/`n` and one `k`
+    (`linalg.matvec`, `linalg.vecmat`) becomes:
+
+    * views that present the operands as `A` (m x k), `B` (k x n) and
+      `C` (m x n) (`memref.transpose` where the op reads an operand
+      transposed; `vecmat` is `B^T x`), cast to fully dynamic strided
+      layouts;
+    * when the op's work `m * n * k` reaches `min-work` (compared at run
+      time when the sizes are dynamic; an op statically below it is left
+      alone), a call of the run-time library's
+      `@mlir_scan_blas_gemm_<f32|f64>(A, B, C) -> i32` (or `gemv`), which
+      computes `C += A B` with BLAS's `?gemm`/`?gemv` and returns 1, or
+      returns 0 without touching anything when the library has no BLAS
+      or a layout is not one BLAS takes (a stride that is neither 1 nor a
+      leading dimension, negative or zero strides, sizes beyond 32-bit
+      BLAS integers, an output overlapping an input);
+    * the original op, run when the call returned 0 or was not made.
+
+    The generated loops are fastest for the small products of a scan step
+    (no call, no BLAS dispatch); OpenBLAS's packed, cache-blocked kernels
+    for large ones. The summation order of BLAS differs from the loops', so
+    results agree to rounding, not bit for bit. `mlir_scan.compile(...,
+    blas=False)` leaves this pass out.
+
+    Example (`A @ B` of dynamic sizes, f64):
+
+    ```mlir
+    linalg.matmul ins(%A, %B : memref<?x?xf64>, memref<?x?xf64>)
+                  outs(%C : memref<?x?xf64>)
+    // becomes
+    %work = ... m * n * k ...
+    %large = arith.cmpi sge, %work, %c65536 : index
+    %done = scf.if %large -> (i32) {
+      %r = func.call @mlir_scan_blas_gemm_f64(%a, %b, %c) : (...) -> i32
+      scf.yield %r : i32
+    } else {
+      scf.yield %c0_i32 : i32
+    }
+    %fallback = arith.cmpi eq, %done, %c0_i32 : i32
+    scf.if %fallback {
+      linalg.matmul ins(%A, %B : ...) outs(%C : ...)
+    }
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"1 << 16",
+           "Products of fewer than this many multiply-adds (m * n * k) stay "
+           "generated loops">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numCalls", "calls", "Number of contractions given a BLAS call">
+  ];
+}
+
 def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> {
   let summary = "Run the iterations of large linalg ops on every core";
   let description = [{

@@ -230,6 +230,11 @@ class Dot(Op):
             src, src_t = _transposed_source(b, x, dt)
             r = b.generic([(src, src_t, "(d2, d0)"), (ys, yt, "(d2, d1)")], [(init, out, "(d0, d1)")],
                           ["parallel", "parallel", "reduction"], _mul_add_body(dt))[0]
+        elif yt.ndim == 2 and _transposed_source(b, y, dt) is not None:
+            # x @ y.T (the gradient of a product with respect to its first
+            # operand): reading y's source in place.
+            src, src_t = _transposed_source(b, y, dt)
+            r = _generic_dot(b, xs, xt, src, src_t, init, out, y_transposed=True)
         elif xt.ndim == 2 and yt.ndim == 2:
             r = b.op(f"linalg.matmul ins({xs}, {ys} : {xt.mlir}, {yt.mlir}) outs({init} : {acc_t}) -> {acc_t}")
         else:
@@ -376,14 +381,18 @@ def _expand_axes(v: Variable, axes: tuple[int, ...], ndim: int) -> Variable:
     return DimShuffle(v.ndim, tuple(pattern))(v)
 
 
-def _generic_dot(b: Block, xs: str, xt: TensorType, ys: str, yt: TensorType, init: str, out: TensorType) -> str:
-    """N-D dot as a ``linalg.generic`` contraction (NumPy's rule)."""
+def _generic_dot(b: Block, xs: str, xt: TensorType, ys: str, yt: TensorType, init: str, out: TensorType,
+                 y_transposed: bool = False) -> str:
+    """N-D dot as a ``linalg.generic`` contraction (NumPy's rule); with
+    `y_transposed`, `ys` is the matrix whose transpose is dot's second operand."""
     nx = xt.ndim - 1  # free dims of x
     ny = yt.ndim - 1  # free dims of y (all but the contracted one)
     k = f"d{nx + ny}"
     x_map = "(" + ", ".join([f"d{i}" for i in range(nx)] + [k]) + ")"
     if yt.ndim == 1:
         y_map = f"({k})"
+    elif y_transposed:
+        y_map = f"(d{nx}, {k})"
     else:
         ys_dims = [f"d{nx + i}" for i in range(ny - 1)] + [k, f"d{nx + ny - 1}"]
         y_map = "(" + ", ".join(ys_dims) + ")"

@@ -1,0 +1,161 @@
+// RUN: scan-opt %s --split-input-file --scan-call-blas | FileCheck %s
+// RUN: scan-opt %s --split-input-file --scan-call-blas="min-work=100" | FileCheck %s --check-prefix=LOW
+
+// A matmul of dynamic sizes: its work m * n * k is compared with min-work at
+// run time; the call (on fully dynamic strided views) is made only above it,
+// and the op runs when the call was not made or returned 0.
+
+// CHECK-LABEL: func.func private @mlir_scan_blas_gemm_f64(memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>) -> i32
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME:    %[[A:.*]]: memref<?x?xf64>, %[[B:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?xf64>)
+// CHECK:         %[[M:.*]] = memref.dim %[[A]], %c0
+// CHECK:         %[[N:.*]] = memref.dim %[[B]], %c1
+// CHECK:         %[[MN:.*]] = arith.muli %[[M]], %[[N]]
+// CHECK:         %[[K:.*]] = memref.dim %[[A]], %c1
+// CHECK:         %[[WORK:.*]] = arith.muli %[[MN]], %[[K]]
+// CHECK:         %[[LARGE:.*]] = arith.cmpi sge, %[[WORK]], %c65536
+// CHECK:         %[[DONE:.*]] = scf.if %[[LARGE]] -> (i32) {
+// CHECK:           %[[VA:.*]] = memref.cast %[[A]]
+// CHECK:           %[[VB:.*]] = memref.cast %[[B]]
+// CHECK:           %[[VC:.*]] = memref.cast %[[C]]
+// CHECK:           %[[R:.*]] = func.call @mlir_scan_blas_gemm_f64(%[[VA]], %[[VB]], %[[VC]])
+// CHECK:           scf.yield %[[R]] : i32
+// CHECK:         } else {
+// CHECK:           scf.yield %c0_i32 : i32
+// CHECK:         %[[DECLINED:.*]] = arith.cmpi eq, %[[DONE]], %c0_i32
+// CHECK:         scf.if %[[DECLINED]] {
+// CHECK-NEXT:      linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] : {{.*}})
+// CHECK-NEXT:    }
+func.func @matmul(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  return
+}
+
+// -----
+
+// x.T @ y as the builder emits it (reading x in place): A is a transposed
+// view of x.
+
+// CHECK-LABEL: func.func @at_b(
+// CHECK-SAME:    %[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>, %[[C:.*]]: memref<?x?xf32>)
+// CHECK:         scf.if
+// CHECK:           %[[T:.*]] = memref.transpose %[[X]] (d0, d1) -> (d1, d0)
+// CHECK:           %[[VA:.*]] = memref.cast %[[T]] : memref<?x?xf32, strided<[1, ?]>> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK:           func.call @mlir_scan_blas_gemm_f32(%[[VA]],
+// CHECK:         scf.if
+// CHECK-NEXT:      linalg.generic
+func.func @at_b(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// dot(tensor3, W.T): the two leading dimensions of contiguous buffers
+// collapse into m; W is read transposed.
+
+// CHECK-LABEL: func.func @leading_rows(
+// CHECK-SAME:    %[[X:.*]]: memref<?x?x?xf64>, %[[W:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?x?xf64>)
+// CHECK:         scf.if
+// CHECK:           %[[XR:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]]
+// CHECK:           %[[WT:.*]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0)
+// CHECK:           %[[CR:.*]] = memref.collapse_shape %[[C]] {{\[}}[0, 1], [2]]
+// CHECK:           func.call @mlir_scan_blas_gemm_f64(
+// CHECK:         scf.if
+// CHECK-NEXT:      linalg.generic
+func.func @leading_rows(%a: memref<?x?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?x?xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(t, i, n, k) -> (t, i, k)>, affine_map<(t, i, n, k) -> (n, k)>, affine_map<(t, i, n, k) -> (t, i, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?x?xf64>) {
+  ^bb0(%x: f64, %y: f64, %acc: f64):
+    %m = arith.mulf %x, %y : f64
+    %s = arith.addf %acc, %m : f64
+    linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// Leading dimensions of a strided view do not collapse: left alone.
+
+// CHECK-LABEL: func.func @strided_leading_rows(
+// CHECK-NOT:     call
+// CHECK:         linalg.generic
+func.func @strided_leading_rows(%a: memref<?x?x?xf64, strided<[?, ?, 1], offset: ?>>, %b: memref<?x?xf64>, %c: memref<?x?x?xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(t, i, n, k) -> (t, i, k)>, affine_map<(t, i, n, k) -> (k, n)>, affine_map<(t, i, n, k) -> (t, i, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x?x?xf64, strided<[?, ?, 1], offset: ?>>, memref<?x?xf64>) outs(%c : memref<?x?x?xf64>) {
+  ^bb0(%x: f64, %y: f64, %acc: f64):
+    %m = arith.mulf %x, %y : f64
+    %s = arith.addf %acc, %m : f64
+    linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// h W (vecmat) is gemv with the matrix W^T.
+
+// CHECK-LABEL: func.func @vecmat(
+// CHECK-SAME:    %[[H:.*]]: memref<?xf64>, %[[W:.*]]: memref<?x?xf64>, %[[OUT:.*]]: memref<?xf64>)
+// CHECK:           %[[WT:.*]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0)
+// CHECK:           %[[VW:.*]] = memref.cast %[[WT]]
+// CHECK:           %[[VH:.*]] = memref.cast %[[H]] : memref<?xf64> to memref<?xf64, strided<[?], offset: ?>>
+// CHECK:           %[[VO:.*]] = memref.cast %[[OUT]]
+// CHECK:           func.call @mlir_scan_blas_gemv_f64(%[[VW]], %[[VH]], %[[VO]])
+// CHECK:           linalg.vecmat
+func.func @vecmat(%h: memref<?xf64>, %w: memref<?x?xf64>, %out: memref<?xf64>) {
+  linalg.vecmat ins(%h, %w : memref<?xf64>, memref<?x?xf64>) outs(%out : memref<?xf64>)
+  return
+}
+
+// -----
+
+// Statically below min-work: left alone (and called with min-work=100).
+
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT:     call
+// CHECK:         linalg.matmul
+// LOW-LABEL:   func.func @small(
+// LOW:           arith.cmpi sge, %{{.*}}, %c100
+// LOW:           func.call @mlir_scan_blas_gemm_f64
+func.func @small(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) {
+  linalg.matmul ins(%a, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
+  return
+}
+
+// -----
+
+// What BLAS does not compute is left alone: integers, a body other than
+// out + a * b, a batch dimension.
+
+// CHECK-LABEL: func.func @not_products(
+// CHECK-NOT:     call
+// CHECK:         linalg.matmul
+// CHECK:         linalg.generic
+// CHECK:         linalg.batch_matmul
+// CHECK-NOT:     call
+func.func @not_products(%ia: memref<?x?xi64>, %ib: memref<?x?xi64>, %ic: memref<?x?xi64>,
+                        %a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>,
+                        %ba: memref<?x?x?xf64>, %bb: memref<?x?x?xf64>, %bc: memref<?x?x?xf64>) {
+  linalg.matmul ins(%ia, %ib : memref<?x?xi64>, memref<?x?xi64>) outs(%ic : memref<?x?xi64>)
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64, %acc: f64):
+    %m = arith.mulf %x, %y : f64
+    %s = arith.subf %acc, %m : f64
+    linalg.yield %s : f64
+  }
+  linalg.batch_matmul ins(%ba, %bb : memref<?x?x?xf64>, memref<?x?x?xf64>) outs(%bc : memref<?x?x?xf64>)
+  return
+}
