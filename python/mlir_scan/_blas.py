@@ -1,8 +1,8 @@
 """The BLAS that compiled programs' large matrix products run through.
 
-``scan-call-blas`` guards each large f32/f64 matrix product and matrix-vector
-product behind a call of the run-time library (python/runtime/ScanBlas.cpp),
-which computes it with the ``cblas_?gemm``/``cblas_?gemv`` handed to it here:
+``scan-call-blas`` guards each large f32/f64 matrix product behind a call of
+the run-time library (python/runtime/ScanBlas.cpp), which computes it with
+the ``cblas_?gemm`` handed to it here:
 OpenBLAS from the ``scipy-openblas32`` package (a dependency; the same
 OpenBLAS NumPy and SciPy are built with, under its own symbol names, so it
 never clashes with NumPy's copy). Without it the programs run their own
@@ -37,7 +37,7 @@ def load(runtime: ctypes.CDLL) -> bool:
     products across its own pool (``MLIR_SCAN_NUM_THREADS``), which the
     programs' parallel loops share, so no two thread pools compete for the
     cores."""
-    runtime.mlirScanSetBlas.argtypes = [ctypes.c_void_p] * 4
+    runtime.mlirScanSetBlas.argtypes = [ctypes.c_void_p] * 2
     runtime.mlirScanSetBlas.restype = None
     if os.environ.get("MLIR_SCAN_BLAS", "1") == "0":
         return False
@@ -48,7 +48,7 @@ def load(runtime: ctypes.CDLL) -> bool:
     try:
         names = [n for n in os.listdir(folder) if n.startswith("libscipy_openblas") and ".so" in n]
         library = ctypes.CDLL(os.path.join(folder, sorted(names)[0]))
-        functions = [library[_PREFIX + name] for name in ("cblas_dgemm", "cblas_sgemm", "cblas_dgemv", "cblas_sgemv")]
+        functions = [library[_PREFIX + name] for name in ("cblas_dgemm", "cblas_sgemm")]
         set_threads = library[_PREFIX + "openblas_set_num_threads"]
     except (OSError, IndexError, AttributeError):
         return False

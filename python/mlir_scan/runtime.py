@@ -154,8 +154,6 @@ def _runtime_symbols() -> dict[str, int]:
         # python/runtime/ScanBlas.cpp (scan-call-blas)
         "mlir_scan_blas_gemm_f64": "mlirScanBlasGemmF64",
         "mlir_scan_blas_gemm_f32": "mlirScanBlasGemmF32",
-        "mlir_scan_blas_gemv_f64": "mlirScanBlasGemvF64",
-        "mlir_scan_blas_gemv_f32": "mlirScanBlasGemvF32",
     }
     return {symbol: ctypes.cast(lib[name], ctypes.c_void_p).value for symbol, name in names.items()}
 

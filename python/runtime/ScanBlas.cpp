@@ -1,14 +1,15 @@
 //===- ScanBlas.cpp - large matrix products through BLAS ------------------===//
 //
-// `scan-call-blas` guards each large f32/f64 matrix product and
-// matrix-vector product of a program behind a call of
-// `mlir_scan_blas_gemm_<t>` / `mlir_scan_blas_gemv_<t>`, whose memref
-// operands arrive as expanded descriptors (allocated, aligned, offset,
-// sizes, strides). The entry point returns 1 after computing `C += A B`
-// (`y += A x`) with BLAS, or 0 without touching anything, and the program
-// then runs its own loops: when no BLAS was given to the library
+// `scan-call-blas` guards each large f32/f64 matrix product of a program
+// behind a call of `mlir_scan_blas_gemm_<t>`, whose memref operands arrive
+// as expanded descriptors (allocated, aligned, offset, sizes, strides), then
+// an i32 `accumulate`. The entry point returns 1 after computing `C += A B`
+// (`C = A B` when `accumulate` is 0) with BLAS, or 0 without touching
+// anything, and the program then runs its own loops: when no BLAS was given
+// to the library
 // (`mlirScanSetBlas`, called by mlir_scan/runtime.py with the functions of
-// the scipy-openblas32 package), or when a layout is not one BLAS takes.
+// the scipy-openblas32 package), when a layout is not one BLAS takes, or
+// when the product is thin (fewer than kMinSide rows, columns or terms).
 //
 // BLAS runs on one thread per call; large products are split into row (or
 // column) panels on the pool of ScanParallel.cpp, which the program's own
@@ -38,16 +39,10 @@ template <typename T>
 using GemmFn = void (*)(int order, int transA, int transB, int m, int n, int k,
                         T alpha, const T *a, int lda, const T *b, int ldb,
                         T beta, T *c, int ldc);
-template <typename T>
-using GemvFn = void (*)(int order, int trans, int m, int n, T alpha,
-                        const T *a, int lda, const T *x, int incx, T beta,
-                        T *y, int incy);
 
 struct Blas {
   GemmFn<double> dgemm = nullptr;
   GemmFn<float> sgemm = nullptr;
-  GemvFn<double> dgemv = nullptr;
-  GemvFn<float> sgemv = nullptr;
 };
 
 /// Set once, before any program runs (mlir_scan/runtime.py at import).
@@ -60,11 +55,14 @@ std::atomic<int64_t> blasCalls{0};
 template <typename T> GemmFn<T> gemmFn();
 template <> GemmFn<double> gemmFn<double>() { return blas.dgemm; }
 template <> GemmFn<float> gemmFn<float>() { return blas.sgemm; }
-template <typename T> GemvFn<T> gemvFn();
-template <> GemvFn<double> gemvFn<double>() { return blas.dgemv; }
-template <> GemvFn<float> gemvFn<float>() { return blas.sgemv; }
 
 bool fitsBlasInt(int64_t value) { return value >= 0 && value <= INT_MAX; }
+
+/// A product with fewer rows, columns or terms than this stays in the
+/// program's loops, which are tuned for the thin products of a scan step: a
+/// batched RNN step `h W` (B x H times H x H) ran 7% slower through BLAS for
+/// B = 4 (and gained 25-35% for B = 16).
+constexpr int64_t kMinSide = 16;
 
 /// A strided matrix (rows x cols) at `data`.
 template <typename T> struct Matrix {
@@ -119,11 +117,11 @@ Matrix<T> matrix(T *aligned, int64_t offset, int64_t rows, int64_t cols,
   return {aligned + offset, rows, cols, rowStride, colStride};
 }
 
-/// `C += A B`, or false where BLAS cannot take the operands.
 template <typename T> struct Gemm {
   Matrix<T> a, b, c;
   Layout la, lb, lc;
-  bool splitRows; // parts are panels of rows of C (else of columns)
+  bool splitRows;  // parts are panels of rows of C (else of columns)
+  T beta;          // 1: C += A B; 0: C = A B
 
   /// Rows (or columns) [lo, hi) of C.
   void run(int64_t lo, int64_t hi) const {
@@ -144,7 +142,7 @@ template <typename T> struct Gemm {
     int ta = la.rowMajor == lc.rowMajor ? kNoTrans : kTrans;
     int tb = lb.rowMajor == lc.rowMajor ? kNoTrans : kTrans;
     gemmFn<T>()(order, ta, tb, int(m), int(n), int(a.cols), T(1), pa,
-                int(la.ld), pb, int(lb.ld), T(1), pc, int(lc.ld));
+                int(la.ld), pb, int(lb.ld), beta, pc, int(lc.ld));
   }
 
   static void part(void *self, int64_t lo, int64_t hi) {
@@ -152,12 +150,18 @@ template <typename T> struct Gemm {
   }
 };
 
-template <typename T> int32_t gemm(Matrix<T> a, Matrix<T> b, Matrix<T> c) {
+/// `C += A B` (`accumulate`) or `C = A B`; 0 where BLAS cannot take the
+/// operands (nothing is written then).
+template <typename T>
+int32_t gemm(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate) {
   if (!gemmFn<T>())
     return 0;
-  if (c.rows == 0 || c.cols == 0 || a.cols == 0)
-    return 1; // nothing to add
-  Gemm<T> g{a, b, c, layoutOf(a), layoutOf(b), layoutOf(c), true};
+  if (c.rows == 0 || c.cols == 0)
+    return 1;
+  if (std::min({c.rows, c.cols, a.cols}) < kMinSide)
+    return 0;
+  Gemm<T> g{a, b, c, layoutOf(a), layoutOf(b), layoutOf(c), true,
+            T(accumulate ? 1 : 0)};
   if (!g.la.ok || !g.lb.ok || !g.lc.ok || !fitsBlasInt(a.cols) ||
       overlap(a, c) || overlap(b, c))
     return 0;
@@ -169,69 +173,22 @@ template <typename T> int32_t gemm(Matrix<T> a, Matrix<T> b, Matrix<T> c) {
   return 1;
 }
 
-/// `y += A x`.
-template <typename T> struct Gemv {
-  Matrix<T> a;
-  Layout la;
-  const T *x;
-  int64_t incx;
-  T *y;
-  int64_t incy;
-
-  /// Rows [lo, hi) of y.
-  void run(int64_t lo, int64_t hi) const {
-    const T *pa = a.data + lo * (la.rowMajor ? la.ld : 1);
-    gemvFn<T>()(la.rowMajor ? kRowMajor : kColMajor, kNoTrans, int(hi - lo),
-                int(a.cols), T(1), pa, int(la.ld), x, int(incx), T(1),
-                y + lo * incy, int(incy));
-  }
-
-  static void part(void *self, int64_t lo, int64_t hi) {
-    static_cast<const Gemv *>(self)->run(lo, hi);
-  }
-};
-
-template <typename T>
-int32_t gemv(Matrix<T> a, Matrix<T> x, Matrix<T> y) {
-  if (!gemvFn<T>())
-    return 0;
-  if (a.rows == 0 || a.cols == 0)
-    return 1;
-  Gemv<T> g{a, layoutOf(a), x.data, x.rowStride, y.data, y.rowStride};
-  // BLAS reads a negative increment from the other end; a zero one is an
-  // error.
-  if (!g.la.ok || !fitsBlasInt(a.cols) || g.incx < 1 || g.incy < 1 ||
-      !fitsBlasInt(g.incx) || !fitsBlasInt(g.incy) || overlap(a, y) ||
-      overlap(x, y))
-    return 0;
-  __mlir_scan_parallel_for(0, a.rows, a.rows * a.cols, &Gemv<T>::part, &g);
-  blasCalls.fetch_add(1, std::memory_order_relaxed);
-  return 1;
-}
-
 } // namespace
 
-// A 2-D memref's descriptor fields, then a 1-D one's.
+// A 2-D memref's descriptor fields.
 #define MATRIX_ARGS(T, p)                                                      \
   T *p##Allocated, T *p##Aligned, int64_t p##Offset, int64_t p##Rows,          \
       int64_t p##Cols, int64_t p##RowStride, int64_t p##ColStride
 #define MATRIX(p)                                                              \
   matrix(p##Aligned, p##Offset, p##Rows, p##Cols, p##RowStride, p##ColStride)
-#define VECTOR_ARGS(T, p)                                                      \
-  T *p##Allocated, T *p##Aligned, int64_t p##Offset, int64_t p##Size,          \
-      int64_t p##Stride
-#define VECTOR(p) matrix(p##Aligned, p##Offset, p##Size, int64_t(1), p##Stride, int64_t(1))
 
 extern "C" {
 
 /// The BLAS functions products run through (CBLAS signatures with 32-bit
 /// integers); null pointers turn BLAS off.
-MLIR_SCAN_RUNTIME_EXPORT void mlirScanSetBlas(void *dgemm, void *sgemm,
-                                              void *dgemv, void *sgemv) {
+MLIR_SCAN_RUNTIME_EXPORT void mlirScanSetBlas(void *dgemm, void *sgemm) {
   blas.dgemm = reinterpret_cast<GemmFn<double>>(dgemm);
   blas.sgemm = reinterpret_cast<GemmFn<float>>(sgemm);
-  blas.dgemv = reinterpret_cast<GemvFn<double>>(dgemv);
-  blas.sgemv = reinterpret_cast<GemvFn<float>>(sgemv);
 }
 
 /// The number of products BLAS has computed in this process.
@@ -241,26 +198,18 @@ MLIR_SCAN_RUNTIME_EXPORT int64_t mlirScanBlasCalls() {
 
 MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemmF64(MATRIX_ARGS(double, a),
                                                      MATRIX_ARGS(double, b),
-                                                     MATRIX_ARGS(double, c)) {
-  return gemm(MATRIX(a), MATRIX(b), MATRIX(c));
+                                                     MATRIX_ARGS(double, c),
+                                                     int32_t accumulate) {
+  return gemm(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);
 }
 
 MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemmF32(MATRIX_ARGS(float, a),
                                                      MATRIX_ARGS(float, b),
-                                                     MATRIX_ARGS(float, c)) {
-  return gemm(MATRIX(a), MATRIX(b), MATRIX(c));
+                                                     MATRIX_ARGS(float, c),
+                                                     int32_t accumulate) {
+  return gemm(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);
 }
 
-MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemvF64(MATRIX_ARGS(double, a),
-                                                     VECTOR_ARGS(double, x),
-                                                     VECTOR_ARGS(double, y)) {
-  return gemv(MATRIX(a), VECTOR(x), VECTOR(y));
-}
 
-MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemvF32(MATRIX_ARGS(float, a),
-                                                     VECTOR_ARGS(float, x),
-                                                     VECTOR_ARGS(float, y)) {
-  return gemv(MATRIX(a), VECTOR(x), VECTOR(y));
-}
 
 } // extern "C"

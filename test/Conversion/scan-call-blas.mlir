@@ -5,7 +5,7 @@
 // run time; the call (on fully dynamic strided views) is made only above it,
 // and the op runs when the call was not made or returned 0.
 
-// CHECK-LABEL: func.func private @mlir_scan_blas_gemm_f64(memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>) -> i32
+// CHECK-LABEL: func.func private @mlir_scan_blas_gemm_f64(memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, i32) -> i32
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:    %[[A:.*]]: memref<?x?xf64>, %[[B:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?xf64>)
 // CHECK:         %[[M:.*]] = memref.dim %[[A]], %c0
@@ -18,7 +18,7 @@
 // CHECK:           %[[VA:.*]] = memref.cast %[[A]]
 // CHECK:           %[[VB:.*]] = memref.cast %[[B]]
 // CHECK:           %[[VC:.*]] = memref.cast %[[C]]
-// CHECK:           %[[R:.*]] = func.call @mlir_scan_blas_gemm_f64(%[[VA]], %[[VB]], %[[VC]])
+// CHECK:           %[[R:.*]] = func.call @mlir_scan_blas_gemm_f64(%[[VA]], %[[VB]], %[[VC]], %c1_i32)
 // CHECK:           scf.yield %[[R]] : i32
 // CHECK:         } else {
 // CHECK:           scf.yield %c0_i32 : i32
@@ -27,6 +27,28 @@
 // CHECK-NEXT:      linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] : {{.*}})
 // CHECK-NEXT:    }
 func.func @matmul(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  return
+}
+
+// -----
+
+// The output filled with zeros right before the product: BLAS overwrites it
+// (accumulate = 0, BLAS's beta = 0) and the fill moves to the loops' branch.
+
+// CHECK-LABEL: func.func @filled(
+// CHECK-SAME:    %[[A:.*]]: memref<?x?xf64>, %[[B:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?xf64>)
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[DONE:.*]] = scf.if
+// CHECK:           func.call @mlir_scan_blas_gemm_f64(%{{.*}}, %{{.*}}, %{{.*}}, %c0_i32)
+// CHECK:         %[[DECLINED:.*]] = arith.cmpi eq, %[[DONE]], %c0_i32
+// CHECK:         scf.if %[[DECLINED]] {
+// CHECK-NEXT:      linalg.fill ins(%{{.*}} : f64) outs(%[[C]] : memref<?x?xf64>)
+// CHECK-NEXT:      linalg.matmul
+// CHECK-NEXT:    }
+func.func @filled(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+  %zero = arith.constant 0.0 : f64
+  linalg.fill ins(%zero : f64) outs(%c : memref<?x?xf64>)
   linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
   return
 }
@@ -103,23 +125,6 @@ func.func @strided_leading_rows(%a: memref<?x?x?xf64, strided<[?, ?, 1], offset:
 
 // -----
 
-// h W (vecmat) is gemv with the matrix W^T.
-
-// CHECK-LABEL: func.func @vecmat(
-// CHECK-SAME:    %[[H:.*]]: memref<?xf64>, %[[W:.*]]: memref<?x?xf64>, %[[OUT:.*]]: memref<?xf64>)
-// CHECK:           %[[WT:.*]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0)
-// CHECK:           %[[VW:.*]] = memref.cast %[[WT]]
-// CHECK:           %[[VH:.*]] = memref.cast %[[H]] : memref<?xf64> to memref<?xf64, strided<[?], offset: ?>>
-// CHECK:           %[[VO:.*]] = memref.cast %[[OUT]]
-// CHECK:           func.call @mlir_scan_blas_gemv_f64(%[[VW]], %[[VH]], %[[VO]])
-// CHECK:           linalg.vecmat
-func.func @vecmat(%h: memref<?xf64>, %w: memref<?x?xf64>, %out: memref<?xf64>) {
-  linalg.vecmat ins(%h, %w : memref<?xf64>, memref<?x?xf64>) outs(%out : memref<?xf64>)
-  return
-}
-
-// -----
-
 // Statically below min-work: left alone (and called with min-work=100).
 
 // CHECK-LABEL: func.func @small(
@@ -136,17 +141,20 @@ func.func @small(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) 
 // -----
 
 // What BLAS does not compute is left alone: integers, a body other than
-// out + a * b, a batch dimension.
+// out + a * b, a batch dimension; and matrix-vector products (the
+// generated loops stream the matrix as fast as BLAS's gemv).
 
 // CHECK-LABEL: func.func @not_products(
 // CHECK-NOT:     call
 // CHECK:         linalg.matmul
 // CHECK:         linalg.generic
 // CHECK:         linalg.batch_matmul
+// CHECK:         linalg.vecmat
 // CHECK-NOT:     call
 func.func @not_products(%ia: memref<?x?xi64>, %ib: memref<?x?xi64>, %ic: memref<?x?xi64>,
                         %a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>,
-                        %ba: memref<?x?x?xf64>, %bb: memref<?x?x?xf64>, %bc: memref<?x?x?xf64>) {
+                        %ba: memref<?x?x?xf64>, %bb: memref<?x?x?xf64>, %bc: memref<?x?x?xf64>,
+                        %h: memref<?xf64>, %out: memref<?xf64>) {
   linalg.matmul ins(%ia, %ib : memref<?x?xi64>, memref<?x?xi64>) outs(%ic : memref<?x?xi64>)
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}
@@ -157,5 +165,6 @@ func.func @not_products(%ia: memref<?x?xi64>, %ib: memref<?x?xi64>, %ic: memref<
     linalg.yield %s : f64
   }
   linalg.batch_matmul ins(%ba, %bb : memref<?x?x?xf64>, memref<?x?x?xf64>) outs(%bc : memref<?x?x?xf64>)
+  linalg.vecmat ins(%h, %a : memref<?xf64>, memref<?x?xf64>) outs(%out : memref<?xf64>)
   return
 }

@@ -907,31 +907,36 @@ def ScanCallBlas : Pass<"scan-call-blas", "::mlir::ModuleOp"> {
   let summary = "Run large f32/f64 matrix products through BLAS when their layout allows";
   let description = [{
     Runs on buffers, before `scan-order-linalg-loops`. A linalg contraction
-    of `f32` or `f64` operands with one `m`, one `n` and one `k` dimension
+    of `f32` or `f64` operands with one `k`, one `n` and one `m` dimension
     (a matrix product in any of its transposed forms: `linalg.matmul`, the
-    `x.T @ y` generic the builder emits) or with one of `m`/`n` and one `k`
-    (`linalg.matvec`, `linalg.vecmat`) becomes:
+    `x.T @ y` and `x @ y.T` generics the builder emits), or several `m`
+    dimensions that are consecutive in contiguous (identity-layout) `A` and
+    `C` (`dot(tensor3, matrix)`: they are collapsed into one), becomes:
 
     * views that present the operands as `A` (m x k), `B` (k x n) and
-      `C` (m x n) (`memref.transpose` where the op reads an operand
-      transposed; `vecmat` is `B^T x`), cast to fully dynamic strided
+      `C` (m x n) (`memref.collapse_shape`, then `memref.transpose` where
+      the op reads an operand transposed), cast to fully dynamic strided
       layouts;
     * when the op's work `m * n * k` reaches `min-work` (compared at run
       time when the sizes are dynamic; an op statically below it is left
       alone), a call of the run-time library's
-      `@mlir_scan_blas_gemm_<f32|f64>(A, B, C) -> i32` (or `gemv`), which
-      computes `C += A B` with BLAS's `?gemm`/`?gemv` and returns 1, or
-      returns 0 without touching anything when the library has no BLAS
-      or a layout is not one BLAS takes (a stride that is neither 1 nor a
-      leading dimension, negative or zero strides, sizes beyond 32-bit
-      BLAS integers, an output overlapping an input);
+      `@mlir_scan_blas_gemm_<f32|f64>(A, B, C, accumulate) -> i32`, which
+      computes `C += A B` with BLAS's `?gemm` and returns 1 (`C = A B` when
+      `accumulate` is 0: the op's output was filled with zeros by a
+      `linalg.fill` right before it, which then runs only on the op's own
+      path), or returns 0 without touching anything when the library has
+      no BLAS, a layout is not one BLAS takes (a stride that is neither 1
+      nor a leading dimension, negative or zero strides, sizes beyond
+      32-bit BLAS integers, an output overlapping an input), or the product
+      is thin (fewer than 16 rows, columns or terms);
     * the original op, run when the call returned 0 or was not made.
 
-    The generated loops are fastest for the small products of a scan step
-    (no call, no BLAS dispatch); OpenBLAS's packed, cache-blocked kernels
-    for large ones. The summation order of BLAS differs from the loops', so
-    results agree to rounding, not bit for bit. `mlir_scan.compile(...,
-    blas=False)` leaves this pass out.
+    The generated loops are fastest for the small and thin products of a
+    scan step (no call, no packing); OpenBLAS's packed, cache-blocked kernels
+    for large ones. Matrix-vector products stay loops: the generated ones
+    stream the matrix as fast as `?gemv`. The summation order of BLAS
+    differs from the loops', so results agree to rounding, not bit for bit.
+    `mlir_scan.compile(..., blas=False)` leaves this pass out.
 
     Example (`A @ B` of dynamic sizes, f64):
 
@@ -942,7 +947,7 @@ def ScanCallBlas : Pass<"scan-call-blas", "::mlir::ModuleOp"> {
     %work = ... m * n * k ...
     %large = arith.cmpi sge, %work, %c65536 : index
     %done = scf.if %large -> (i32) {
-      %r = func.call @mlir_scan_blas_gemm_f64(%a, %b, %c) : (...) -> i32
+      %r = func.call @mlir_scan_blas_gemm_f64(%a, %b, %c, %c1_i32) : (...) -> i32
       scf.yield %r : i32
     } else {
       scf.yield %c0_i32 : i32

@@ -53,6 +53,9 @@ class Alloc(Op):
     #: A negative size fails the call: a shape query keeps that check.
     checks_shape = True
     infer_checked_shape = staticmethod(lambda node, input_shapes: sizes_read_from_value(node))
+    #: An element-wise consumer may read the value broadcast instead of the
+    #: filled tensor (Elemwise.emit; PyTensor's ``local_elemwise_alloc``).
+    fills_by_broadcast = True
 
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
         value = node.inputs[0]

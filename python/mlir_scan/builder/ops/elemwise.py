@@ -604,6 +604,7 @@ class Elemwise(Op):
         # their leaves become operands and their scalar ops go in the body.
         out = node.outputs[0].type
         operands: list[tuple[str, TensorType]] = []
+        variables: list[Variable] = []
 
         def operand(v: Variable):
             s = b.lookup(v)
@@ -620,11 +621,13 @@ class Elemwise(Op):
                     children.append(tree(v.owner, [operand(i) for i in v.owner.inputs]))
                 else:
                     operands.append((s, v.type))
+                    variables.append(v)
                     children.append(len(operands) - 1)
             return (n, children)
 
         root = tree(node, list(inputs))
         what = self.scalar_op.name
+        _read_allocs_broadcast(b, operands, variables, out, what)
 
         def compute(bb: Block, args: list[str], t: tuple) -> str:
             n, children = t
@@ -653,6 +656,44 @@ class Elemwise(Op):
             return Op.L_op(self, node, output_grads)
         grads = rule(list(node.inputs), out, g)
         return [gr if is_float(x.dtype) else None for x, gr in zip(node.inputs, grads)]
+
+
+def _read_allocs_broadcast(b: Block, operands: list[tuple[str, TensorType]], variables: list[Variable],
+                           out: TensorType, what: str) -> None:
+    """Replaces, in `operands`, each tensor filled by broadcasting a value
+    (``Alloc``: the gradient of a ``sum``) by the value itself, read through
+    a broadcasting map, where the other operands give every dimension of the
+    output: the filled tensor is then never written (it was as large as the
+    output) unless something else reads it. Its sizes are checked against
+    the output's, as the filled operand's would have been."""
+    rank = out.ndim
+
+    def giving(i: int, skip: int) -> tuple[str, TensorType, int] | None:
+        """An operand other than `skip` that has output dimension i, and its axis."""
+        for j, (ssa, t) in enumerate(operands):
+            k = i - (rank - t.ndim)
+            if j != skip and k >= 0 and t.shape[k] != 1:
+                return ssa, t, k
+        return None
+
+    for j, ((ssa, t), var) in enumerate(zip(operands, variables)):
+        node = var.owner
+        if node is None or not getattr(node.op, "fills_by_broadcast", False) or t.ndim != rank:
+            continue
+        value = node.inputs[0]
+        source = b.lookup(value)
+        if source is None or value.dtype != t.dtype or value.type.shape == t.shape:
+            continue
+        refs = [giving(i, j) for i in range(rank)]
+        if any(ref is None for ref in refs):
+            continue
+        for i, (ref_ssa, ref_t, k) in enumerate(refs):
+            if t.shape[i] is not None and ref_t.shape[k] is not None:
+                continue  # static sizes: make_node checked them
+            have, need = b.dim(ssa, t, i), b.dim(ref_ssa, ref_t, k)
+            b.check(b.icmp("ne", have, need), f"{what}: shapes do not match: size {{have}} != {{need}} along "
+                    f"dimension {i} (only dimensions of static size 1 broadcast)", have, need)
+        operands[j] = (source, value.type)
 
 
 def elemwise(name: str, *inputs: Variable) -> Variable:
