@@ -910,3 +910,20 @@ def test_go_backwards_with_taps_as_pytensor(taps, n_steps):
     got = F([xs], [ours, T.grad((ours ** 2).sum(), xs)])(u)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def test_an_allocated_operand_is_read_broadcast_and_its_sizes_checked():
+    """``alloc(s, n, m) * y`` (the gradient of a sum times something) reads
+    `s` broadcast instead of filling an (n, m) tensor, and a size that does
+    not match `y`'s still fails the call (PyTensor's local_elemwise_alloc)."""
+    y, s = T.matrix("y"), T.dscalar("s")
+    n, m = T.lscalar("n"), T.lscalar("m")
+    f = theano.function([y, s, n, m], T.alloc(s, n, m) * y)
+    np.testing.assert_array_equal(f(np.ones((2, 3)), 2.0, 2, 3), np.full((2, 3), 2.0))
+    assert f.program.ir("bufferized").count("linalg.generic") == 1  # the product only
+    with pytest.raises(ValueError, match="size 4 != 3 along dimension 1"):
+        f(np.ones((2, 3)), 2.0, 2, 4)
+    # The gradient of a sum: the same values as before, no tensor of ones.
+    x = T.matrix("x")
+    g = theano.function([x], T.grad((x ** 2).sum(), x))
+    np.testing.assert_array_equal(g(np.arange(6.0).reshape(2, 3)), 2 * np.arange(6.0).reshape(2, 3))
