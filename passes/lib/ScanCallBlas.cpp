@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scan/LinalgWork.h"
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,6 +30,7 @@ namespace scan {
 } // namespace mlir
 
 using namespace mlir;
+using scan::staticWork;
 
 namespace {
 
@@ -128,19 +130,6 @@ std::optional<Product> asProduct(linalg::LinalgOp op) {
     p.m.assign(dims->m.begin(), dims->m.end());
   }
   return p;
-}
-
-/// The static number of multiply-adds of `op`, if its sizes are static.
-std::optional<int64_t> staticWork(linalg::LinalgOp op) {
-  int64_t work = 1;
-  for (int64_t size : op.getStaticLoopRanges()) {
-    if (ShapedType::isDynamic(size))
-      return std::nullopt;
-    if (size != 0 && work > std::numeric_limits<int64_t>::max() / size)
-      return std::numeric_limits<int64_t>::max();
-    work *= size;
-  }
-  return work;
 }
 
 /// `value` as a matrix whose dimensions are the loop dimension groups

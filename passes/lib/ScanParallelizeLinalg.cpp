@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scan/LinalgWork.h"
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,6 +31,7 @@ namespace scan {
 } // namespace mlir
 
 using namespace mlir;
+using scan::staticWork;
 using scan::kChunkFuncPrefix;
 using scan::kParallelStubPrefix;
 
@@ -67,19 +69,6 @@ bool isSplittable(linalg::GenericOp op) {
   return llvm::all_of(op.getBody()->without_terminator(), [](Operation &inner) {
     return inner.getNumRegions() == 0 && isMemoryEffectFree(&inner);
   });
-}
-
-/// The number of points of the iteration space, if static.
-std::optional<int64_t> staticWork(linalg::GenericOp op) {
-  int64_t work = 1;
-  for (int64_t size : op.getStaticLoopRanges()) {
-    if (ShapedType::isDynamic(size))
-      return std::nullopt;
-    if (size != 0 && work > std::numeric_limits<int64_t>::max() / size)
-      return std::numeric_limits<int64_t>::max();
-    work *= size;
-  }
-  return work;
 }
 
 /// The number of iterations of loop dimension `dim`: the size of the first
