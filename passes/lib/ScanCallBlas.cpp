@@ -5,9 +5,9 @@
 // gradient of `dot(state_below, W)`: 1584 x 128 x 512), which packs panels
 // of its operands for the cache levels and the registers. This pass gives
 // each f32/f64 matrix product a call of the run-time library's BLAS entry
-// point (python/runtime/ScanBlas.cpp), taken
-// when the product is large enough, and keeps the op itself for the calls
-// the library declines (no BLAS loaded, a layout BLAS cannot take).
+// point (python/runtime/ScanBlas.cpp), taken when the product is large
+// enough, and keeps the op itself for the calls the library declines (no
+// BLAS loaded, a layout BLAS cannot take, a thin product).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +30,7 @@ namespace scan {
 } // namespace mlir
 
 using namespace mlir;
+using scan::emitWork;
 using scan::staticWork;
 
 namespace {
@@ -194,16 +195,6 @@ func::FuncOp entryPoint(ModuleOp module, SymbolTable &symbols, StringRef name,
   return decl;
 }
 
-/// The number of iterations of loop dimension `dim` of `op`.
-Value loopSize(OpBuilder &b, Location loc, linalg::LinalgOp op, unsigned dim) {
-  AffineExpr expr = getAffineDimExpr(dim, b.getContext());
-  for (OpOperand &operand : op->getOpOperands())
-    if (std::optional<unsigned> at =
-            op.getMatchingIndexingMap(&operand).getResultPosition(expr))
-      return memref::DimOp::create(b, loc, operand.get(), *at);
-  llvm_unreachable("a loop dimension no operand indexes");
-}
-
 /// The call of the BLAS entry point for `p` on views of `op`'s operands,
 /// at `b`'s insertion point; returns the call's result (1: done).
 /// `accumulate` (i32) is 0 when the output is to be overwritten (BLAS's
@@ -249,9 +240,7 @@ void callBlas(linalg::LinalgOp op, const Product &p, int64_t minWork,
   linalg::FillOp fill = zeroFillBefore(op);
   if (fill)
     b.setInsertionPoint(fill);
-  Value work = loopSize(b, loc, op, 0);
-  for (unsigned d = 1; d < op.getNumLoops(); ++d)
-    work = arith::MulIOp::create(b, loc, work, loopSize(b, loc, op, d));
+  Value work = emitWork(b, loc, op);
   Value threshold = arith::ConstantIndexOp::create(b, loc, minWork);
   Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, work,
                                       threshold);

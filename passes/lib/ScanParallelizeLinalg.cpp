@@ -31,6 +31,8 @@ namespace scan {
 } // namespace mlir
 
 using namespace mlir;
+using scan::emitWork;
+using scan::loopSize;
 using scan::staticWork;
 using scan::kChunkFuncPrefix;
 using scan::kParallelStubPrefix;
@@ -69,18 +71,6 @@ bool isSplittable(linalg::GenericOp op) {
   return llvm::all_of(op.getBody()->without_terminator(), [](Operation &inner) {
     return inner.getNumRegions() == 0 && isMemoryEffectFree(&inner);
   });
-}
-
-/// The number of iterations of loop dimension `dim`: the size of the first
-/// operand dimension it indexes.
-OpFoldResult loopSize(OpBuilder &b, Location loc, linalg::GenericOp op,
-                      unsigned dim) {
-  AffineExpr expr = getAffineDimExpr(dim, b.getContext());
-  for (OpOperand &operand : op->getOpOperands())
-    if (std::optional<unsigned> at =
-            op.getMatchingIndexingMap(&operand).getResultPosition(expr))
-      return memref::getMixedSize(b, loc, operand.get(), *at);
-  llvm_unreachable("a loop dimension no operand indexes");
 }
 
 /// `value` restricted to iterations [lo, lo + size) of loop dimension `dim`
@@ -184,15 +174,11 @@ void outline(linalg::GenericOp op, unsigned dim, unsigned index,
   }
 
   b.setInsertionPoint(op);
-  auto iterations = [&](unsigned d) {
-    return getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, d));
-  };
-  Value work = iterations(0);
-  for (unsigned d = 1; d < op.getNumLoops(); ++d)
-    work = arith::MulIOp::create(b, loc, work, iterations(d));
+  Value work = emitWork(b, loc, op);
   SmallVector<Value> callArgs;
   callArgs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-  callArgs.push_back(iterations(dim));
+  callArgs.push_back(
+      getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim)));
   callArgs.push_back(work);
   callArgs.append(args.begin(), args.end());
   func::CallOp::create(b, loc, stub, callArgs);

@@ -6,10 +6,10 @@
 // an i32 `accumulate`. The entry point returns 1 after computing `C += A B`
 // (`C = A B` when `accumulate` is 0) with BLAS, or 0 without touching
 // anything, and the program then runs its own loops: when no BLAS was given
-// to the library
-// (`mlirScanSetBlas`, called by mlir_scan/runtime.py with the functions of
-// the scipy-openblas32 package), when a layout is not one BLAS takes, or
-// when the product is thin (fewer than kMinSide rows, columns or terms).
+// to the library (`mlirScanSetBlas`, called by mlir_scan/runtime.py with the
+// functions of the scipy-openblas32 package), when a layout is not one BLAS
+// takes, or when the product is thin (fewer than kMinSide rows, columns or
+// terms).
 //
 // BLAS runs on one thread per call; large products are split into row (or
 // column) panels on the pool of ScanParallel.cpp, which the program's own
@@ -98,16 +98,16 @@ template <typename T> Layout layoutOf(const Matrix<T> &m) {
 }
 
 /// The bytes [first, last) a matrix with non-negative strides spans.
-template <typename T> struct Span {
+struct Span {
   const char *first, *last;
 };
-template <typename T> Span<T> spanOf(const Matrix<T> &m) {
+template <typename T> Span spanOf(const Matrix<T> &m) {
   const char *first = reinterpret_cast<const char *>(m.data);
   int64_t end = (m.rows - 1) * m.rowStride + (m.cols - 1) * m.colStride + 1;
   return {first, first + end * int64_t(sizeof(T))};
 }
 template <typename T> bool overlap(const Matrix<T> &a, const Matrix<T> &b) {
-  Span<T> x = spanOf(a), y = spanOf(b);
+  Span x = spanOf(a), y = spanOf(b);
   return x.first < y.last && y.first < x.last;
 }
 
@@ -209,7 +209,5 @@ MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemmF32(MATRIX_ARGS(float, a),
                                                      int32_t accumulate) {
   return gemm(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);
 }
-
-
 
 } // extern "C"

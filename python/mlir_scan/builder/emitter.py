@@ -463,6 +463,12 @@ class Block:
         self.stmt(f"}} -> {results}" if count == 1 else f"}} -> ({results})")
         return [name] if count == 1 else [f"{name}#{i}" for i in range(count)]
 
+    def check_broadcast_size(self, have: str, need: str, i: int, what: str) -> None:
+        """Fails the call unless an operand's size `have` along output
+        dimension `i` is the output's size `need` (``index`` values)."""
+        self.check(self.icmp("ne", have, need), f"{what}: shapes do not match: size {{have}} != {{need}} along "
+                   f"dimension {i} (only dimensions of static size 1 broadcast)", have, need)
+
     def elementwise(
         self,
         out_type: TensorType,
@@ -508,10 +514,7 @@ class Block:
             if not unsure:
                 continue
             for j, k in unsure:
-                have = self.dim(operands[j][0], operands[j][1], k)
-                bad = self.icmp("ne", have, ref)
-                self.check(bad, f"{what}: shapes do not match: size {{have}} != {{need}} along dimension {i} "
-                           "(only dimensions of static size 1 broadcast)", have, ref)
+                self.check_broadcast_size(self.dim(operands[j][0], operands[j][1], k), ref, i, what)
         ins = []
         for ssa, t in operands:
             if t.ndim == 0:

@@ -690,9 +690,7 @@ def _read_allocs_broadcast(b: Block, operands: list[tuple[str, TensorType]], var
         for i, (ref_ssa, ref_t, k) in enumerate(refs):
             if t.shape[i] is not None and ref_t.shape[k] is not None:
                 continue  # static sizes: make_node checked them
-            have, need = b.dim(ssa, t, i), b.dim(ref_ssa, ref_t, k)
-            b.check(b.icmp("ne", have, need), f"{what}: shapes do not match: size {{have}} != {{need}} along "
-                    f"dimension {i} (only dimensions of static size 1 broadcast)", have, need)
+            b.check_broadcast_size(b.dim(ssa, t, i), b.dim(ref_ssa, ref_t, k), i, what)
         operands[j] = (source, value.type)
 
 
