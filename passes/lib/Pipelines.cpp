@@ -30,6 +30,9 @@ constexpr llvm::StringLiteral kBufferizeInPlace =
     "empty-tensor-to-alloc-tensor,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
+    // Before canonicalize: the casts to the identity layout it inserts at
+    // calls and returns are the views to copy.
+    "scan-contiguous-call-boundaries,"
     // One canonicalize leaves `memref.copy %a, %a` self-copies behind.
     "canonicalize,cse,canonicalize,"
     "scan-own-public-results";

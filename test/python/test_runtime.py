@@ -474,3 +474,60 @@ def test_roundtrip_nested_scan_lowers_and_runs():
         assert p.nested(0, m).shape == (0, 0)
         with pytest.raises(ValueError, match="sequence #0 has 3 rows but the steps and taps need 4"):
             p.nested(4, m)
+
+
+_VIEWS_ACROSS_CALLS = """
+func.func private @first_columns(%a: tensor<?x?xf64>, %k: index) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf64>
+  %two = arith.constant 2.0 : f64
+  %o = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<?x?xf64>) outs(%e : tensor<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    %z = arith.mulf %x, %two : f64
+    linalg.yield %z : f64
+  } -> tensor<?x?xf64>
+  %s = tensor.extract_slice %o[0, 0] [%m, %k] [1, 1] : tensor<?x?xf64> to tensor<?x?xf64>
+  return %s : tensor<?x?xf64>
+}
+func.func private @fill_ones(%a: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %one = arith.constant 1.0 : f64
+  %r = linalg.fill ins(%one : f64) outs(%a : tensor<?x?xf64>) -> tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+func.func @returned_view(%a: tensor<?x?xf64>, %k: index) -> tensor<?x?xf64> {
+  %r = func.call @first_columns(%a, %k) : (tensor<?x?xf64>, index) -> tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+func.func @written_view(%a: tensor<?x?xf64>, %k: index) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %r = func.call @first_columns(%a, %c1) : (tensor<?x?xf64>, index) -> tensor<?x?xf64>
+  %o = func.call @first_columns(%a, %k) : (tensor<?x?xf64>, index) -> tensor<?x?xf64>
+  %s = tensor.extract_slice %o[0, 0] [%m, %c1] [1, 1] : tensor<?x?xf64> to tensor<?x?xf64>
+  %w = func.call @fill_ones(%s) : (tensor<?x?xf64>) -> tensor<?x?xf64>
+  %u = tensor.insert_slice %w into %o[0, 0] [%m, %c1] [1, 1] : tensor<?x?xf64> into tensor<?x?xf64>
+  return %u : tensor<?x?xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_views_passed_to_and_returned_from_private_functions(plain):
+    """A view of run-time strides crossing a private function's identity-layout boundary (what the
+    builder's linear algebra helpers return: the first columns of a work matrix) is a contiguous
+    copy: it was once retyped only, and copied back with memcpy as if contiguous. A callee writing
+    the view writes the caller's buffer."""
+    kw = dict(vectorize=False, parallel=False, block_steps=0, blas=False) if plain else {}
+    p = mlir_scan.compile(_VIEWS_ACROSS_CALLS, **kw)
+    a = np.arange(20.0).reshape(4, 5)
+    for k in (0, 1, 2, 5):
+        np.testing.assert_array_equal(p.returned_view(a, k), 2 * a[:, :k])
+    want = 2 * a[:, :3]
+    want[:, 0] = 1.0
+    np.testing.assert_array_equal(p.written_view(a, 3), want)

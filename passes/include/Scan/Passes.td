@@ -577,6 +577,47 @@ def ConvertScanToSCF : Pass<"convert-scan-to-scf", "::mlir::ModuleOp"> {
   ];
 }
 
+def ScanContiguousCallBoundaries
+    : Pass<"scan-contiguous-call-boundaries", "::mlir::ModuleOp"> {
+  let summary = "Pass views into and out of private functions as contiguous copies";
+  let description = [{
+    Runs right after `one-shot-bufferize`. With
+    `function-boundary-type-conversion=identity-layout-map`, a function's
+    memref arguments and results have the identity layout, and
+    one-shot-bufferize retypes a view returned by a function, or passed to
+    one, with a `memref.cast` to that layout when the cast verifies: a view
+    of run-time strides such as `memref<?x?xf64, strided<[?, 1]>>` (the
+    first rows and columns of a matrix) becomes `memref<?x?xf64>`. The cast
+    changes the type only; the buffer is still not contiguous, and code
+    that relies on the identity layout (`memref.copy`'s `memcpy`,
+    `memref.collapse_shape`) then reads the wrong elements.
+
+    This pass replaces each such cast whose source is not provably
+    contiguous (static strides and offset equal to the identity layout's)
+    by a new buffer holding a copy of the view, when the cast feeds a
+    `func.return` of a private function or a `func.call` operand; after a
+    call whose callee may write that argument, the copy is written back to
+    the view. A public function's results keep their views: the run-time
+    library reads returned buffers through their strides.
+
+    ```mlir
+    %v = memref.subview %buf[0, 0] [%m, %k] [1, 1]
+        : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1]>>
+    %c = memref.cast %v : memref<?x?xf64, strided<[?, 1]>> to memref<?x?xf64>
+    return %c : memref<?x?xf64>
+    // becomes
+    %new = memref.alloc(%m, %k) : memref<?x?xf64>
+    memref.copy %v, %new : memref<?x?xf64, strided<[?, 1]>> to memref<?x?xf64>
+    return %new : memref<?x?xf64>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numCopies", "boundary-copies",
+              "Number of views copied at a function boundary">
+  ];
+}
+
 def ScanOwnPublicResults : Pass<"scan-own-public-results", "::mlir::ModuleOp"> {
   let summary = "Make every memref returned by a public function a fresh allocation";
   let description = [{

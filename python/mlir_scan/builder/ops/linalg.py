@@ -1306,14 +1306,9 @@ class QR(Op):
                            ["parallel", "parallel"], upper)[0]
 
             def part(ssa_: str, src: TensorType, dst: TensorType, rows: str, cols: str) -> str:
-                # A copy, not a tensor.extract_slice: the helper's result must be a contiguous tensor
-                # (a strided slice returned through the helper's call came back misread).
-                def copy(gb: Block, args: list[str]) -> list[str]:
-                    i, jj = gb.op("linalg.index 0 : index"), gb.op("linalg.index 1 : index")
-                    return [gb.op(f"tensor.extract {ssa_}[{i}, {jj}] : {src.mlir}")]
-
-                return bb.generic([], [(bb.empty(dst, [rows, cols]), dst, "(d0, d1)")], ["parallel", "parallel"],
-                                  copy)[0]
+                dyn = TensorType(dst.dtype, (None, None))
+                view = bb.op(f"tensor.extract_slice {ssa_}[0, 0] [{rows}, {cols}] [1, 1] : {src.mlir} to {dyn.mlir}")
+                return bb.tensor_cast(view, dyn, dst)
 
             if self.mode == "r":
                 return [bb.tensor_cast(r, wt, cout[0])]
