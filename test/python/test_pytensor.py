@@ -876,19 +876,83 @@ def test_last_rows_of_a_trace_are_recognised(form):
         [str(n.op) for n in readers]
 
 
-@pytest.mark.parametrize("form", ["k - 2", "k // 2", "max(k - 1, 0)"])
+@pytest.mark.parametrize("form", ["k - 2", "k - 3", "k - 2 and -1", "k // 2", "max(k - 1, 0)"])
 def test_symbolic_reads_of_a_trace_that_are_not_one_row_from_the_end(form):
-    """``res[k - 2]`` is the last row at k = 1 and the one before it from k = 2 on (``res[-2]``
-    at k = 1 is an IndexError): no constant ``-j`` equals it, so the index is kept and the
-    trace too; the values are PyTensor's at every k."""
+    """``res[k - 2]`` is the last row at k = 1 and the one before it from k = 2 on (an IndexError
+    at k = 0): no constant ``-j`` equals it, but it always reads one of the last 2 rows, so the
+    scan keeps 2 rows and the read's position among them is computed (and checked) at run time.
+    ``k // 2`` is not within a bounded number of rows from the end: the trace is kept. The values
+    are PyTensor's at every k where res has the row (the others: below)."""
+    from mlir_scan.builder.graph import toposort
+    from mlir_scan.builder.ops.scan import ScanOp
+
     A, k = pt.dvector("A"), pt.iscalar("k")
     res = pytensor.scan(lambda prior, A: prior * A, outputs_info=pt.ones_like(A), non_sequences=A,
                         n_steps=k, return_updates=False)
-    out = {"k - 2": res[k - 2], "k // 2": res[k // 2], "max(k - 1, 0)": res[pt.maximum(k - 1, 0)]}[form]
+    out = {"k - 2": res[k - 2], "k - 3": res[k - 3], "k - 2 and -1": res[k - 2] * res[-1],
+           "k // 2": res[k // 2], "max(k - 1, 0)": res[pt.maximum(k - 1, 0)]}[form]
     ours, ref = compile_both([A, k], out)
     assert whole(ours)
-    for steps in (1, 2, 3, 6):
-        assert_same(ours, ref, np.linspace(0.5, 1.5, 4), steps)
+    a = np.linspace(0.5, 1.5, 4)
+    index = {"k - 2": lambda k: k - 2, "k - 3": lambda k: k - 3, "k - 2 and -1": lambda k: k - 2,
+             "k // 2": lambda k: k // 2, "max(k - 1, 0)": lambda k: max(k - 1, 0)}[form]
+    for steps in (0, 1, 2, 3, 4, 6, 70):
+        if -steps <= index(steps) < steps:
+            assert_same(ours, ref, a, steps)
+            continue
+        # A row res does not have. PyTensor's merged index reads the buffer's init row where the
+        # buffer has one (PyTensor 3's ``res[k - 3]`` at k = 1; 2.38 returns a value even at
+        # k = 0): the mode gives that value, or IndexError (as NumPy would), never another row.
+        try:
+            want = ref(a, steps)
+        except IndexError:
+            with pytest.raises(IndexError):
+                ours(a, steps)
+            continue
+        try:
+            got = ours(a, steps)
+        except IndexError:
+            continue
+        np.testing.assert_allclose(got, want, rtol=RTOL)
+    (scan,) = [n for n in toposort(ours.maker.linker._function.outputs) if isinstance(n.op, ScanOp)]
+    want = {"k - 2": [2], "k - 3": [3], "k - 2 and -1": [2]}.get(form, [0])
+    assert list(scan.op.keep) == want
+
+
+def test_last_rows_bound_is_the_rows_a_moving_index_can_read():
+    """The proof behind the reads above: the most rows from the end a symbolic index reads
+    (where the row exists), when that is bounded and not always the same row."""
+    from mlir_scan.pytensor.last_rows import MAX_LAST_ROWS, last_rows_bound
+
+    k = pt.iscalar("k")
+    res = pytensor.scan(lambda h: 2 * h, outputs_info=pt.ones(()), n_steps=k, return_updates=False)
+    buf = res.owner.inputs[0]  # k + 1 rows; res = buf[1:]
+    assert last_rows_bound(pt.switch(pt.lt(k - 2, 0), k - 2, k - 1), buf) == 2  # PyTensor 3's res[k - 2]
+    assert last_rows_bound(k - 1, buf) == 2  # buf[-1] at k = 0, buf[-2] after
+    assert last_rows_bound(buf.shape[0] - 2, buf) == 2
+    assert last_rows_bound(pt.maximum(k - 5, 0), buf) == 6  # row max(k - 5, 0) of k + 1
+    assert last_rows_bound(pt.maximum(k - MAX_LAST_ROWS - 5, 0), buf) is None  # too many rows
+    for refused in (k, pt.constant(-2, dtype="int64"),  # always one row: rows_from_end's
+                    k // 2, 2 * k, pt.constant(0, dtype="int64")):  # unbounded
+        assert last_rows_bound(refused, buf) is None
+    assert last_rows_bound(k - 1, pt.dvector("v")) is None  # not a scan's buffer
+
+
+def test_a_read_among_the_last_rows_keeps_only_those_rows():
+    """200,000 steps of 1,000 floats read at ``res[k - 2]``: two rows kept, not 1.6 GB."""
+    import resource
+
+    A, k = pt.dvector("A"), pt.iscalar("k")
+    res = pytensor.scan(lambda prior, A: prior * A, outputs_info=pt.ones_like(A), non_sequences=A,
+                        n_steps=k, return_updates=False)
+    ours = pytensor.function([A, k], res[k - 2], mode="MLIR_SCAN")
+    a = np.full(1000, 1.0 + 1e-6)
+    ours(a, 3)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    got = ours(a, 200_000)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    np.testing.assert_allclose(got, a ** 199_999, rtol=1e-9)
+    assert grown_mb < 200, grown_mb
 
 
 def test_rows_from_end_proves_only_constant_rows():

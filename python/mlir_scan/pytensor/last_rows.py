@@ -17,7 +17,9 @@ negation, products with a constant, ``switch`` on a comparison of two such
 values, ``maximum``/``minimum``, and fused ``Composite``s of these. The read is
 ``buffer[-j]`` when every piece is either ``n + b`` with ``n + b >= 0`` (then
 ``j = K - b``) or a negative constant ``-j``, all with the same ``j``. Anything
-else is left as it is (the whole trace is kept: correct, only slower).
+else is left as it is (the whole trace is kept: correct, only slower), except an index
+that moves among the last few rows (:func:`last_rows_bound`, ``res[k - 2]``), which the
+translation reads from the kept rows at a run-time position.
 
 Example::
 
@@ -50,7 +52,7 @@ from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.shape import Shape, Shape_i
 from pytensor.tensor.subtensor import Subtensor
 
-__all__ = ["rows_from_end", "local_scan_last_row_index", "TAG"]
+__all__ = ["rows_from_end", "last_rows_bound", "local_scan_last_row_index", "TAG", "MAX_LAST_ROWS"]
 
 #: The optimizer tag of this module's rewrite (the mode's query includes it).
 TAG = "mlir_scan_last_rows"
@@ -298,6 +300,51 @@ def rows_from_end(index: Any, buffer: Any) -> int | None:
         return None
     (j,) = js
     return j if j >= 1 else None
+
+
+#: The most rows :func:`last_rows_bound` lets a symbolic read keep: a scan then keeps this many rows
+#: even when it runs fewer steps (the rows that do not exist are zeros).
+MAX_LAST_ROWS = 64
+
+
+def last_rows_bound(index: Any, buffer: Any) -> int | None:
+    """`J` when ``buffer[index]``, wherever it reads a row that exists, reads one of the last `J`
+    rows, for every number of steps, but not always the same one (that is :func:`rows_from_end`);
+    else None.
+
+    ``res[k - 2]`` is the last row at ``k = 1`` and the one before it from ``k = 2`` on (and an
+    IndexError at ``k = 0``): the translation then keeps 2 rows and reads ``last[2 - j]``, with ``j``
+    computed, and checked to be a row that exists, at run time. A bound above
+    :data:`MAX_LAST_ROWS` is refused.
+    """
+    found = _scan_buffer(buffer)
+    if found is None:
+        return None
+    n_steps, init_rows = found
+    ev = _Evaluator(n_steps, buffer, init_rows)
+    try:
+        pieces = ev.pieces(index, 0, math.inf)
+    except (_NotAffine, RecursionError):
+        return None
+    seen: set[int] = set()
+    for a, b, lo, hi in pieces:
+        for l, h, nonneg in _sign_intervals(a, b, lo, hi):
+            if not math.isinf(h) and h - l <= 4 * MAX_LAST_ROWS:
+                for n in range(int(l), int(h) + 1):  # a few numbers of steps: row by row
+                    v, rows = a * n + b, n + init_rows
+                    j = rows - v if v >= 0 else -v
+                    if 1 <= j <= rows:  # (the others are the run-time IndexError)
+                        seen.add(j)
+            elif nonneg and a == 1:  # n + b, from some n on: the (K - b)-th row from the end
+                if init_rows - b >= 1:
+                    seen.add(init_rows - b)
+            elif not nonneg and a == 0:  # -j, from some n on
+                seen.add(-b)
+            else:
+                return None
+    if len(seen) < 2 or max(seen) > MAX_LAST_ROWS:
+        return None
+    return max(seen)
 
 
 @node_rewriter([Subtensor])

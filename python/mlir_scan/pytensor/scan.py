@@ -55,6 +55,7 @@ from ..builder.ops.scan import ScanOp
 from ..builder.scan_module import scan as builder_scan
 from ..builder.scan_module import until
 from . import mitmot
+from .last_rows import last_rows_bound
 from .rewrites import inner_graph_rewrites
 from .translate import Translator, Unsupported, register
 
@@ -96,11 +97,31 @@ class BufferHint:
                 last = BAssert(f"index {k} is out of bounds for the buffer of a scan of fewer than "
                                f"{-k - self.k} steps", IndexError)(last, enough)
             return last[self.keep + k]
+        if isinstance(k, Variable) and k.ndim == 0 and self.last is not None:
+            # An index among the last `keep` rows that moves with the number of steps
+            # (last_rows.last_rows_bound proved it, for every reader of the buffer).
+            rows = self.steps + self.k
+            from_end = T.switch(T.lt(k, 0), -k, rows - k)
+            exists = T.and_(T.ge(from_end, 1), T.le(from_end, rows))
+            last = BAssert("index out of bounds for the buffer of the scan", IndexError)(self.last, exists)
+            return last[self.keep - from_end]
         return None
+
+    def tail(self, key: tuple) -> BufferHint | None:
+        """The hint of ``buffer[s:]`` (constant ``s``, at most the init rows) of a buffer kept to its
+        last rows; else None."""
+        if len(key) != 1 or self.last is None or not isinstance(key[0], slice):
+            return None
+        (k,) = key
+        if k.stop is not None or k.step is not None or not isinstance(k.start, int) or not 0 <= k.start <= self.k:
+            return None
+        init = self.init_rows[k.start:] if self.init_rows is not None else None
+        return BufferHint(init, None, self.k - k.start, last=self.last, keep=self.keep, steps=self.steps)
 
 
 def _last_rows_only(tr: Translator, pt_out: Any, k: int) -> int:
-    """`j` when every reader of `pt_out` reads ``pt_out[-i]`` with ``i <= j``; else 0."""
+    """`j` when every reader of `pt_out` reads ``pt_out[-i]`` with ``i <= j``, or a row among the last
+    `j` at a symbolic index (``last_rows_bound``); else 0."""
     fg = tr.fgraph
     if fg is None or pt_out not in getattr(fg, "clients", {}):
         return 0
@@ -111,10 +132,28 @@ def _last_rows_only(tr: Translator, pt_out: Any, k: int) -> int:
     for client, pos in clients:
         if not hasattr(client, "op") or not isinstance(client.op, Subtensor) or pos != 0:
             return 0
-        if len(client.op.idx_list) != 1 or isinstance(client.op.idx_list[0], slice):
+        if len(client.op.idx_list) != 1:
             return 0
+        entry = client.op.idx_list[0]
+        if isinstance(entry, slice):
+            # ``buffer[s:]`` (PyTensor 2.38 reads ``res = buffer[1:]`` at a symbolic index as
+            # ``buffer[1:][i]``): its own readers count, rows from the end are the same.
+            start = tr.static_int(client.inputs[1]) if len(client.inputs) == 2 else None
+            if entry.stop is not None or entry.step is not None or start is None or not 0 <= start <= k:
+                return 0
+            inner = _last_rows_only(tr, client.outputs[0], k - start)
+            if not inner:
+                return 0
+            need = max(need, inner)
+            continue
         i = tr.static_int(client.inputs[1])
-        if i is None or i >= 0:
+        if i is None:
+            bound = last_rows_bound(client.inputs[1], pt_out)
+            if bound is None:
+                return 0
+            need = max(need, bound)
+            continue
+        if i >= 0:
             return 0
         need = max(need, -i)
     return need

@@ -382,6 +382,10 @@ def _subtensor(tr: Translator, node: Any, ins: list) -> list:
     key = _index_key(tr, node, node.inputs[1:])
     hint = tr.buffers.get(node.inputs[0])
     if hint is not None:
+        sub = hint.tail(key)
+        if sub is not None:  # buffer[s:] of a buffer kept to its last rows: its readers index it
+            tr.buffers[node.outputs[0]] = sub
+            return [None]
         got = hint.index(key)
         if got is not None:
             return [got]
