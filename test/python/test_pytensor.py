@@ -1022,3 +1022,34 @@ def test_op_from_graph_is_inlined():
     assert whole(ours)
     assert_same(ours, ref, np.array([0.1, -0.4, 0.3]), np.array([0.5, 1.0, -1.0]))
 
+
+
+def test_inner_graph_rewrites_stop_on_an_alloc_compared_to_zero():
+    """pymc-extras' VARMAX with the Cholesky filter: the step compares ``alloc(0, n, 2)`` (n from
+    the shape of an ``AllocDiag``) to zero. PyTensor 2.38's ``local_elemwise_alloc`` rewrote that
+    forever in the step's rewrites (the compile never ended); the mode leaves it out of inner
+    graphs, where the builder reads the Alloc'd operand broadcast itself."""
+    import signal
+
+    from pytensor.ifelse import ifelse
+
+    def hung(*_):
+        raise TimeoutError("the inner graph's rewrites did not stop")
+
+    x = pt.dvector("x")
+
+    def step(h):
+        d = pt.diag(h)
+        z = pt.zeros((d.shape[0], 2))
+        return h + ifelse(pt.all(pt.eq(z, 0)), z, d).sum(0)
+
+    res = pytensor.scan(step, outputs_info=pt.specify_shape(x, (2,)), n_steps=3, return_updates=False)
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        ours, ref = compile_both([x], res[-1])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert whole(ours)
+    assert_same(ours, ref, np.array([1.0, -2.0]))

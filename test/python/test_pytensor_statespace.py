@@ -76,8 +76,17 @@ def _sarima(filter_type: str) -> pm.Model:
     return _model(ss, np.random.default_rng(0).normal(size=(N_STEPS, 1)))
 
 
+def _varmax(filter_type: str) -> pm.Model:
+    """VAR(1) of two series (its step compares ``alloc(0, n, 2)`` to zero with the Cholesky filter:
+    PyTensor 2.38 rewrote that forever before the mode left ``local_elemwise_alloc`` out)."""
+    ss = pss.BayesianVARMAX(order=(1, 0), endog_names=["y1", "y2"], filter_type=filter_type, verbose=False,
+                            stationary_initialization=False)
+    return _model(ss, np.random.default_rng(0).normal(size=(N_STEPS, 2)))
+
+
 MODELS = {
     "sarima-standard": lambda: _sarima("standard"),
+    "varmax-cholesky": lambda: _varmax("cholesky"),
 }
 
 

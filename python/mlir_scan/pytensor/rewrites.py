@@ -21,7 +21,7 @@ from typing import Any
 from pytensor.compile import optdb
 from pytensor.graph.rewriting.db import RewriteDatabaseQuery
 
-__all__ = ["EXCLUDED_REWRITES", "inner_graph_rewrites"]
+__all__ = ["EXCLUDED_REWRITES", "INNER_EXCLUDED_REWRITES", "inner_graph_rewrites"]
 
 #: PyTensor rewrites the mode leaves out, and why:
 #: ``inplace`` (destroy maps mean nothing to a value-semantics translation, and
@@ -39,9 +39,18 @@ EXCLUDED_REWRITES = ("inplace", "scan_save_mem", "scan_save_mem_no_prealloc", "l
                      "local_subtensor_merge")
 
 
+#: Left out of a scan's inner graph too: ``local_elemwise_alloc`` (an elementwise op reads an
+#: ``Alloc``'d operand broadcast: the builder does that itself). In pymc-extras' VARMAX with the
+#: Cholesky filter it never stops on the step's ``eq(alloc(0, 2, 2), 0)``: each new ``Alloc``
+#: takes its sizes from the shape of the ``eq`` it replaces, which keeps that ``eq`` in the graph
+#: to be rewritten again, and PyTensor's equilibrium only checks its limit between passes.
+INNER_EXCLUDED_REWRITES = ("local_elemwise_alloc",)
+
+
 @functools.cache
 def inner_graph_rewrites() -> Any:
     """PyTensor's ``canonicalize``, ``stabilize`` and ``specialize`` rewrites,
-    less :data:`EXCLUDED_REWRITES`: those that decide a scan step's values."""
+    less :data:`EXCLUDED_REWRITES` and :data:`INNER_EXCLUDED_REWRITES`: those that
+    decide a scan step's values."""
     return optdb.query(RewriteDatabaseQuery(include=["canonicalize", "stabilize", "specialize"],
-                                            exclude=list(EXCLUDED_REWRITES)))
+                                            exclude=[*EXCLUDED_REWRITES, *INNER_EXCLUDED_REWRITES]))
