@@ -1047,9 +1047,9 @@ def test_inner_graph_rewrites_stop_on_an_alloc_compared_to_zero():
     previous = signal.signal(signal.SIGALRM, hung)
     signal.alarm(60)
     try:
-        ours, ref = compile_both([x], res[-1])
+        ours = pytensor.function([x], res[-1], mode="MLIR_SCAN")
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert whole(ours)
-    assert_same(ours, ref, np.array([1.0, -2.0]))
+    np.testing.assert_array_equal(ours(np.array([1.0, -2.0])), [1.0, -2.0])  # z is all zeros: h + 0
