@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scan/BufferCopies.h"
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,17 +107,6 @@ bool mayWriteArgument(func::FuncOp callee, unsigned index,
   return writes;
 }
 
-/// A new identity-layout buffer (of `type`) holding a copy of `view`.
-Value copyOf(OpBuilder &b, Location loc, Value view, MemRefType type) {
-  SmallVector<Value> dynamicSizes;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      dynamicSizes.push_back(memref::DimOp::create(b, loc, view, i));
-  Value buffer = memref::AllocOp::create(b, loc, type, dynamicSizes);
-  memref::CopyOp::create(b, loc, view, buffer);
-  return buffer;
-}
-
 struct ScanContiguousCallBoundariesPass
     : scan::impl::ScanContiguousCallBoundariesBase<
           ScanContiguousCallBoundariesPass> {
@@ -136,14 +126,14 @@ struct ScanContiguousCallBoundariesPass
           auto func = user->getParentOfType<func::FuncOp>();
           if (func.isPublic())
             continue;
-          use.set(copyOf(b, user->getLoc(), view, type));
+          use.set(scan::copyToNewBuffer(b, user->getLoc(), view, type));
           ++numCopies;
           continue;
         }
         auto call = dyn_cast<func::CallOp>(user);
         if (!call)
           continue;
-        Value copy = copyOf(b, user->getLoc(), view, type);
+        Value copy = scan::copyToNewBuffer(b, user->getLoc(), view, type);
         use.set(copy);
         ++numCopies;
         auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scan/BufferCopies.h"
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,18 +62,6 @@ memref::AllocOp rootAllocation(Value value) {
   return nullptr;
 }
 
-/// A new identity-layout buffer holding a copy of `value`.
-Value copyToNewBuffer(OpBuilder &b, Location loc, Value value,
-                      MemRefType resultType) {
-  SmallVector<Value> dynamicSizes;
-  for (int64_t i = 0; i < resultType.getRank(); ++i)
-    if (resultType.isDynamicDim(i))
-      dynamicSizes.push_back(memref::DimOp::create(b, loc, value, i));
-  Value buffer = memref::AllocOp::create(b, loc, resultType, dynamicSizes);
-  memref::CopyOp::create(b, loc, value, buffer);
-  return buffer;
-}
-
 struct ScanOwnPublicResultsPass
     : scan::impl::ScanOwnPublicResultsBase<ScanOwnPublicResultsPass> {
   void runOnOperation() override {
@@ -90,7 +79,7 @@ struct ScanOwnPublicResultsPass
           if (root && returned.insert(root).second)
             continue;
           Value copy =
-              copyToNewBuffer(b, ret.getLoc(), operand.get(), type);
+              scan::copyToNewBuffer(b, ret.getLoc(), operand.get(), type);
           operand.set(copy);
           returned.insert(copy.getDefiningOp());
           ++numCopies;

@@ -269,21 +269,29 @@ def _comparison(var: Any):
     return None
 
 
+def _index_pieces(index: Any, buffer: Any) -> tuple[list[Piece], int] | None:
+    """(`index` as pieces over ``n_steps >= 0``, ``K`` init rows) when `buffer` is a scan's state
+    buffer (see :func:`_scan_buffer`) and the index is piecewise affine in its ``n_steps``; else None."""
+    found = _scan_buffer(buffer)
+    if found is None:
+        return None
+    n_steps, init_rows = found
+    try:
+        return _Evaluator(n_steps, buffer, init_rows).pieces(index, 0, math.inf), init_rows
+    except (_NotAffine, RecursionError):
+        return None
+
+
 def rows_from_end(index: Any, buffer: Any) -> int | None:
     """`j` when ``buffer[index]`` is ``buffer[-j]`` for every number of steps, else None.
 
     `buffer` is a scan's mit_sot/sit_sot output (``n_steps + K`` rows), or such an
     output without its first rows (``output[s:]``, constant ``s <= K``).
     """
-    found = _scan_buffer(buffer)
+    found = _index_pieces(index, buffer)
     if found is None:
         return None
-    n_steps, init_rows = found
-    ev = _Evaluator(n_steps, buffer, init_rows)
-    try:
-        pieces = ev.pieces(index, 0, math.inf)
-    except (_NotAffine, RecursionError):
-        return None
+    pieces, init_rows = found
     js = set()
     for a, b, lo, hi in pieces:
         for l, h, nonneg in _sign_intervals(a, b, lo, hi):
@@ -317,15 +325,10 @@ def last_rows_bound(index: Any, buffer: Any) -> int | None:
     computed, and checked to be a row that exists, at run time. A bound above
     :data:`MAX_LAST_ROWS` is refused.
     """
-    found = _scan_buffer(buffer)
+    found = _index_pieces(index, buffer)
     if found is None:
         return None
-    n_steps, init_rows = found
-    ev = _Evaluator(n_steps, buffer, init_rows)
-    try:
-        pieces = ev.pieces(index, 0, math.inf)
-    except (_NotAffine, RecursionError):
-        return None
+    pieces, init_rows = found
     seen: set[int] = set()
     for a, b, lo, hi in pieces:
         for l, h, nonneg in _sign_intervals(a, b, lo, hi):
