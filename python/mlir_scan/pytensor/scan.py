@@ -115,8 +115,8 @@ class BufferHint:
         (k,) = key
         if k.stop is not None or k.step is not None or not isinstance(k.start, int) or not 0 <= k.start <= self.k:
             return None
-        init = self.init_rows[k.start:] if self.init_rows is not None else None
-        return BufferHint(init, None, self.k - k.start, last=self.last, keep=self.keep, steps=self.steps)
+        return BufferHint(self.init_rows[k.start:], None, self.k - k.start, last=self.last, keep=self.keep,
+                          steps=self.steps)
 
 
 def _last_rows_only(tr: Translator, pt_out: Any, k: int) -> int:
