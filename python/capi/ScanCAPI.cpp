@@ -14,6 +14,9 @@
 #include "mlir-c/Pass.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Pass.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -44,6 +47,32 @@ MLIR_CAPI_EXPORTED void mlirScanRegisterPasses() {
 /// passes run first); for pipelines that fold before any scan pass runs.
 MLIR_CAPI_EXPORTED void mlirScanGenericizeFoldHazards(MlirModule module) {
   mlir::scan::genericizeFoldHazards(unwrap(module));
+}
+
+/// Makes LLVM compile each function body of the LLVM-dialect `module` once.
+/// Python calls only the `_mlir_ciface_` wrappers: with the function a
+/// wrapper wraps external, LLVM inlines it into the wrapper and still
+/// compiles the original (the loop nest twice: 40% of a small program's
+/// compile time), so it becomes internal and never inlined. Other functions
+/// with a body (the deallocation pipeline's `dealloc_helper`, private
+/// functions, which lower to external ones) become internal: LLVM need not
+/// keep them where they are inlined or unused. (In C++: setting the
+/// attribute from Python imported the LLVM dialect's Python module, 45 ms of
+/// a process's first compile.)
+MLIR_CAPI_EXPORTED void mlirScanCompileOnce(MlirModule module) {
+  mlir::ModuleOp op = unwrap(module);
+  llvm::StringSet<> names;
+  for (auto func : op.getOps<mlir::LLVM::LLVMFuncOp>())
+    names.insert(func.getName());
+  for (auto func : op.getOps<mlir::LLVM::LLVMFuncOp>()) {
+    llvm::StringRef name = func.getName();
+    if (names.contains(("_mlir_ciface_" + name).str())) {
+      func.setLinkage(mlir::LLVM::Linkage::Internal);
+      func.setNoInline(true);
+    } else if (!name.starts_with("_mlir_ciface_") && !func.isExternal()) {
+      func.setLinkage(mlir::LLVM::Linkage::Internal);
+    }
+  }
 }
 
 /// Runs `pm` on `op` and reports every error diagnostic, whether or not a

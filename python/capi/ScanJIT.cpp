@@ -11,6 +11,17 @@
 // The objects can also be saved to files and linked again in another
 // process (the compile cache of mlir_scan/runtime.py: mlirScanJitLoad).
 //
+// Tiers. Code generation at -O3 was most of a first call (W6: 0.28 s of
+// 0.5 s; the LSTM tutorial's step, 2.3 s), and LLVM at -O0 takes a sixth of
+// that for code that runs about 3x slower. A large module is therefore first
+// compiled at -O0 on the calling thread, so that calls can start at once,
+// and again at the requested level on a background thread; calls go through
+// entry slots (mlirScanJitEntry) that the background thread points at the
+// optimized code when it is linked. A call running in the quick code when the
+// optimized code arrives is restarted in it (ScanRuntime.h: the upgrade
+// poll): compiled functions do not write their arguments, so a restart from
+// the beginning gives the same results.
+//
 // Calls go through the same packed wrappers as mlir::ExecutionEngine's:
 // `_mlir_<g>(void **args)` for each external function `g`, args[i] pointing
 // at argument i and the last slot at the result.
@@ -34,8 +45,11 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -50,6 +64,9 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
+#include <atomic>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +81,11 @@ namespace {
 /// 4,700 instructions in two parts take 0.23 s instead of 0.39 s, W1's 550
 /// 26 ms instead of 35 ms.
 constexpr size_t kMinPartSize = 200;
+
+/// A module with at least this many instructions is compiled in two tiers
+/// (the header): below, -O3 takes under about 30 ms, which a first call at
+/// -O0 speed could lose again.
+constexpr size_t kMinTieredSize = 600;
 
 /// Gives each function `g` defined with external linkage a wrapper
 /// `_mlir_<g>(void **args)` that loads the arguments from `args[i]` and stores
@@ -140,6 +162,71 @@ void markFailuresNoReturn(Module &module) {
       f->addFnAttr(Attribute::Cold);
       f->addFnAttr(Attribute::NoUnwind);
     }
+}
+
+/// Fuses every `fadd`/`fsub` allowed to contract with an `fmul` allowed to
+/// contract, used only there, into `llvm.fma`, then takes away the
+/// `contract` and `reassoc` flags (but on reductions, which keep `reassoc`).
+/// Code generation at -O2/-O3 fused such pairs itself and at -O0 did not,
+/// so the quick tier's results differed from the optimized tier's in the
+/// last bits; with the choices made here, every level computes the same
+/// operations and the same bits.
+void makeContractionExplicit(Module &module) {
+  auto contracts = [](Value *value) {
+    auto *op = dyn_cast<FPMathOperator>(value);
+    return op && op->hasAllowContract();
+  };
+  auto fusable = [&](Value *value, BasicBlock *block) -> BinaryOperator * {
+    auto *mul = dyn_cast<BinaryOperator>(value);
+    if (!mul || mul->getOpcode() != Instruction::FMul || !mul->hasOneUse() ||
+        mul->getParent() != block || !contracts(mul))
+      return nullptr;
+    return mul;
+  };
+  SmallVector<Instruction *> dead;
+  for (Function &f : module)
+    for (BasicBlock &block : f)
+      for (Instruction &inst : block) {
+        auto *add = dyn_cast<BinaryOperator>(&inst);
+        if (!add || !contracts(add) || (add->getOpcode() != Instruction::FAdd &&
+                                        add->getOpcode() != Instruction::FSub))
+          continue;
+        bool sub = add->getOpcode() == Instruction::FSub;
+        IRBuilder<> b(add);
+        b.setFastMathFlags(add->getFastMathFlags());
+        Value *fused = nullptr;
+        BinaryOperator *mul = nullptr;
+        if ((mul = fusable(add->getOperand(0), &block))) {
+          // a*b + c, a*b - c
+          Value *c = add->getOperand(1);
+          fused = b.CreateIntrinsic(Intrinsic::fma, {add->getType()},
+                                    {mul->getOperand(0), mul->getOperand(1),
+                                     sub ? b.CreateFNeg(c) : c});
+        } else if ((mul = fusable(add->getOperand(1), &block))) {
+          // c + a*b, c - a*b
+          Value *a = mul->getOperand(0);
+          fused = b.CreateIntrinsic(Intrinsic::fma, {add->getType()},
+                                    {sub ? b.CreateFNeg(a) : a,
+                                     mul->getOperand(1), add->getOperand(0)});
+        }
+        if (!fused)
+          continue;
+        add->replaceAllUsesWith(fused);
+        dead.push_back(add);
+        dead.push_back(mul);
+      }
+  for (Instruction *inst : dead)
+    inst->eraseFromParent();
+  for (Function &f : module)
+    for (BasicBlock &block : f)
+      for (Instruction &inst : block) {
+        if (!isa<FPMathOperator>(&inst))
+          continue;
+        inst.setHasAllowContract(false);
+        auto *call = dyn_cast<IntrinsicInst>(&inst);
+        if (!call || call->getIntrinsicID() != Intrinsic::vector_reduce_fadd)
+          inst.setHasAllowReassoc(false);
+      }
 }
 
 /// An estimate of the time LLVM takes to optimize and compile `f`: its
@@ -286,13 +373,6 @@ compilePart(Module &module, orc::JITTargetMachineBuilder builder,
       /*RequiresNullTerminator=*/false);
 }
 
-} // namespace
-
-struct MlirScanJit {
-  std::unique_ptr<orc::LLJIT> jit;
-};
-
-namespace {
 
 /// One ORC JIT with the `objects` linked against the run-time library's
 /// symbols and the process's (libc, libm).
@@ -373,26 +453,13 @@ Expected<orc::JITTargetMachineBuilder> hostMachine(int optLevel) {
   return builder;
 }
 
-Expected<std::unique_ptr<orc::LLJIT>>
-buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
-         const MlirStringRef *symbolNames, const uint64_t *symbolAddresses,
-         const char *savePrefix, int &numParts) {
-  mlir::MLIRContext &mlirContext = *unwrap(op)->getContext();
-  mlir::registerBuiltinDialectTranslation(mlirContext);
-  mlir::registerLLVMDialectTranslation(mlirContext);
-
-  auto builder = hostMachine(optLevel);
-  if (!builder)
-    return builder.takeError();
-
-  LLVMContext context;
-  std::unique_ptr<Module> module =
-      mlir::translateModuleToLLVMIR(unwrap(op), context, "scan-program");
-  if (!module)
-    return createStringError("could not translate the module to LLVM IR");
-  addPackedWrappers(*module);
-  markFailuresNoReturn(*module);
-
+/// The objects of `module` at `optLevel`: one part on the calling thread for
+/// a small module, else parts of about equal cost, each on a thread of its
+/// own (at most `threads`).
+Expected<std::vector<std::unique_ptr<MemoryBuffer>>>
+compileObjects(std::unique_ptr<Module> module,
+               const orc::JITTargetMachineBuilder &builder, int optLevel,
+               int threads) {
   size_t size = module->getInstructionCount();
   unsigned parts = std::max<size_t>(1, std::min<size_t>(threads, size / kMinPartSize));
   std::vector<std::unique_ptr<LLVMContext>> contexts;
@@ -410,13 +477,12 @@ buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
     }
   }
 
-  numParts = modules.size();
   // Part i's object, or why it failed (an Error may not cross threads
   // unchecked).
   std::vector<std::unique_ptr<MemoryBuffer>> objects(modules.size());
   std::vector<std::string> failures(modules.size());
   auto work = [&](size_t i) {
-    auto object = compilePart(*modules[i], *builder, optLevel);
+    auto object = compilePart(*modules[i], builder, optLevel);
     if (object)
       objects[i] = std::move(*object);
     else
@@ -432,10 +498,194 @@ buildJit(MlirOperation op, int optLevel, int threads, int numSymbols,
     if (!failure.empty())
       return createStringError(failure);
 
-  if (savePrefix)
-    saveObjects(savePrefix, objects);
-  return linkObjects(*builder, std::move(objects), numSymbols, symbolNames,
-                     symbolAddresses);
+  return std::move(objects);
+}
+
+/// Calls `__mlir_scan_poll_upgrade` at the top of every outermost loop of
+/// every function of `module` (the quick tier): a call running there when
+/// the optimized code arrives restarts in it. Loops run by the parallel
+/// chunks poll outside any call frame, which returns at once.
+void addUpgradePolls(Module &module) {
+  FunctionCallee poll = module.getOrInsertFunction(
+      mlir::scan::kScanPollUpgradeFunc,
+      FunctionType::get(Type::getVoidTy(module.getContext()), false));
+  for (Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    DominatorTree dominators(f);
+    LoopInfo loops(dominators);
+    for (Loop *loop : loops)  // the outermost loops
+      CallInst::Create(poll, "", loop->getHeader()->getFirstInsertionPt());
+  }
+}
+
+} // namespace
+
+/// A compiled program: the code that calls go to, and, while its optimized
+/// tier is being compiled, the thread that compiles it.
+struct MlirScanJit {
+  /// An entry point as calls read it (mlirScanJitEntry): its address in the
+  /// current tier.
+  struct Entry {
+    explicit Entry(std::string name) : name(std::move(name)) {}
+    std::string name;
+    std::atomic<uint64_t> address{0};
+  };
+
+  std::mutex mutex; // guards everything below but the atomics
+  std::unique_ptr<orc::LLJIT> jit;   // the current tier
+  std::unique_ptr<orc::LLJIT> quick; // the quick tier, once replaced: calls
+                                     // may still run in it
+  std::deque<Entry> entries;
+  std::thread optimizer;
+  std::mutex joinMutex; // one thread joins `optimizer`
+  std::atomic<bool> optimizing{false};
+  std::string optimizeError; // why the optimized tier failed, if it did
+  int numParts = 0;          // of the current tier
+
+  ~MlirScanJit() {
+    if (optimizer.joinable())
+      optimizer.join();
+  }
+
+  /// The address of `name` in the current tier (the mutex held).
+  Expected<uint64_t> lookup(StringRef name) {
+    auto address = jit->lookup(name);
+    if (!address)
+      return address.takeError();
+    return address->getValue();
+  }
+
+  /// Makes `optimized` (compiled in `parts`) the current tier and points
+  /// every entry at it.
+  void install(std::unique_ptr<orc::LLJIT> optimized, int parts) {
+    std::lock_guard<std::mutex> lock(mutex);
+    numParts = parts;
+    quick = std::move(jit);
+    jit = std::move(optimized);
+    for (Entry &entry : entries) {
+      auto address = lookup(entry.name);
+      if (address)
+        entry.address.store(*address, std::memory_order_release);
+      else // (every tier defines the same symbols)
+        consumeError(address.takeError());
+    }
+  }
+};
+
+namespace {
+
+/// Translates the LLVM-dialect module `op` to LLVM IR in `context`, with
+/// the packed wrappers.
+Expected<std::unique_ptr<Module>> translate(MlirOperation op,
+                                            LLVMContext &context) {
+  mlir::MLIRContext &mlirContext = *unwrap(op)->getContext();
+  mlir::registerBuiltinDialectTranslation(mlirContext);
+  mlir::registerLLVMDialectTranslation(mlirContext);
+  std::unique_ptr<Module> module =
+      mlir::translateModuleToLLVMIR(unwrap(op), context, "scan-program");
+  if (!module)
+    return createStringError("could not translate the module to LLVM IR");
+  addPackedWrappers(*module);
+  markFailuresNoReturn(*module);
+  makeContractionExplicit(*module);
+  return std::move(module);
+}
+
+/// Compiles the module `op` into `program`: at `optLevel` on the calling
+/// thread(s), or, for a large module with `tiered`, at -O0 here and at
+/// `optLevel` on a background thread (the header).
+Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
+               int threads, bool tiered, int numSymbols,
+               const MlirStringRef *symbolNames,
+               const uint64_t *symbolAddresses, const char *savePrefix) {
+  auto builder = hostMachine(optLevel);
+  if (!builder)
+    return builder.takeError();
+  auto context = std::make_unique<LLVMContext>();
+  auto module = translate(op, *context);
+  if (!module)
+    return module.takeError();
+
+  tiered = tiered && optLevel > 0 &&
+           (*module)->getInstructionCount() >= kMinTieredSize;
+  if (!tiered) {
+    auto objects = compileObjects(std::move(*module), *builder, optLevel, threads);
+    if (!objects)
+      return objects.takeError();
+    program.numParts = objects->size();
+    if (savePrefix)
+      saveObjects(savePrefix, *objects);
+    auto jit = linkObjects(*builder, std::move(*objects), numSymbols,
+                           symbolNames, symbolAddresses);
+    if (!jit)
+      return jit.takeError();
+    program.jit = std::move(*jit);
+    return Error::success();
+  }
+
+  // The optimized tier's input: a copy of the module, as bitcode (which the
+  // background thread reads into a context of its own).
+  auto bitcode = std::make_shared<SmallVector<char, 0>>();
+  {
+    raw_svector_ostream stream(*bitcode);
+    WriteBitcodeToFile(**module, stream);
+  }
+  auto quickBuilder = hostMachine(0);
+  if (!quickBuilder)
+    return quickBuilder.takeError();
+  addUpgradePolls(**module);
+  auto objects = compileObjects(std::move(*module), *quickBuilder, 0, 1);
+  if (!objects)
+    return objects.takeError();
+  auto jit = linkObjects(*quickBuilder, std::move(*objects), numSymbols,
+                         symbolNames, symbolAddresses);
+  if (!jit)
+    return jit.takeError();
+  program.jit = std::move(*jit);
+  program.numParts = 1;
+
+  std::vector<std::string> names;
+  std::vector<uint64_t> addresses(symbolAddresses, symbolAddresses + numSymbols);
+  for (int i = 0; i < numSymbols; ++i)
+    names.push_back(unwrap(symbolNames[i]).str());
+  std::string prefix = savePrefix ? savePrefix : "";
+  program.optimizing = true;
+  program.optimizer = std::thread([&program, bitcode, builder = *builder,
+                                   optLevel, threads, names, addresses,
+                                   prefix]() {
+    auto optimize = [&]() -> Error {
+      LLVMContext context;
+      auto module = parseBitcodeFile(
+          MemoryBufferRef(StringRef(bitcode->data(), bitcode->size()),
+                          "scan-program"),
+          context);
+      if (!module)
+        return module.takeError();
+      auto objects = compileObjects(std::move(*module), builder, optLevel, threads);
+      if (!objects)
+        return objects.takeError();
+      int parts = objects->size();
+      if (!prefix.empty())
+        saveObjects(prefix, *objects);
+      std::vector<MlirStringRef> refs;
+      for (const std::string &name : names)
+        refs.push_back(MlirStringRef{name.data(), name.size()});
+      auto jit = linkObjects(builder, std::move(*objects), names.size(),
+                             refs.data(), addresses.data());
+      if (!jit)
+        return jit.takeError();
+      program.install(std::move(*jit), parts);
+      return Error::success();
+    };
+    if (Error err = optimize()) {
+      // The quick tier stays: slower code, the same results.
+      std::lock_guard<std::mutex> lock(program.mutex);
+      program.optimizeError = toString(std::move(err));
+    }
+    program.optimizing = false;
+  });
+  return Error::success();
 }
 
 } // namespace
@@ -452,33 +702,32 @@ void copyOut(const std::string &text, char *out, size_t size) {
   text.copy(out, n);
   out[n] = 0;
 }
-
-MlirScanJit *finish(Expected<std::unique_ptr<orc::LLJIT>> jit, char *error,
-                    size_t errorSize) {
-  if (!jit) {
-    copyOut(toString(jit.takeError()), error, errorSize);
-    return nullptr;
-  }
-  return new MlirScanJit{std::move(*jit)};
-}
 } // namespace
 
 /// Compiles the LLVM-dialect module `op` at `optLevel`, in up to `threads`
 /// parts at once; `symbolNames`/`symbolAddresses` are the run-time library's
 /// symbols the program calls; `*numParts` receives the number of parts.
-/// With `savePrefix`, the objects are also written to `<savePrefix>.<i>.o`
-/// and their number to `<savePrefix>.parts` (mlirScanJitLoad reads them).
-/// Returns null and writes the reason (NUL-terminated, truncated) into
-/// `error` on failure.
+/// With `tiered`, a large module is compiled at -O0 first and at `optLevel`
+/// on a background thread (the header; mlirScanJitWait waits for it).
+/// With `savePrefix`, the objects (of `optLevel`) are also written to
+/// `<savePrefix>.<i>.o` and their number to `<savePrefix>.parts`
+/// (mlirScanJitLoad reads them). Returns null and writes the reason
+/// (NUL-terminated, truncated) into `error` on failure.
 MLIR_CAPI_EXPORTED MlirScanJit *
-mlirScanJitCreate(MlirOperation op, int optLevel, int threads, int numSymbols,
-                  const MlirStringRef *symbolNames,
+mlirScanJitCreate(MlirOperation op, int optLevel, int threads, int tiered,
+                  int numSymbols, const MlirStringRef *symbolNames,
                   const uint64_t *symbolAddresses, const char *savePrefix,
                   int *numParts, char *error, size_t errorSize) {
   *numParts = 0;
-  return finish(buildJit(op, optLevel, std::max(threads, 1), numSymbols,
-                         symbolNames, symbolAddresses, savePrefix, *numParts),
-                error, errorSize);
+  auto program = std::make_unique<MlirScanJit>();
+  if (Error err = buildJit(*program, op, optLevel, std::max(threads, 1),
+                           tiered != 0, numSymbols, symbolNames,
+                           symbolAddresses, savePrefix)) {
+    copyOut(toString(std::move(err)), error, errorSize);
+    return nullptr;
+  }
+  *numParts = program->numParts;
+  return program.release();
 }
 
 /// A JIT of the `numParts` objects `<prefix>.<i>.o` that mlirScanJitCreate
@@ -504,7 +753,15 @@ mlirScanJitLoad(const char *prefix, int numParts, int optLevel, int numSymbols,
     return linkObjects(*builder, std::move(objects), numSymbols, symbolNames,
                        symbolAddresses);
   };
-  return finish(load(), error, errorSize);
+  auto jit = load();
+  if (!jit) {
+    copyOut(toString(jit.takeError()), error, errorSize);
+    return nullptr;
+  }
+  auto *program = new MlirScanJit();
+  program->jit = std::move(*jit);
+  program->numParts = numParts;
+  return program;
 }
 
 /// The target the JIT compiles for: triple, CPU and features (what a saved
@@ -521,17 +778,62 @@ MLIR_CAPI_EXPORTED void mlirScanJitHostTarget(char *out, size_t size) {
   copyOut(text, out, size);
 }
 
-/// The address of `name` (linking the objects on first use), or 0 with the
-/// reason in `error`.
+/// The address of `name` in the current tier, or 0 with the reason in
+/// `error`.
 MLIR_CAPI_EXPORTED uint64_t mlirScanJitLookup(MlirScanJit *jit,
                                               MlirStringRef name, char *error,
                                               size_t errorSize) {
-  auto address = jit->jit->lookup(unwrap(name));
+  std::lock_guard<std::mutex> lock(jit->mutex);
+  auto address = jit->lookup(unwrap(name));
   if (!address) {
     copyOut(toString(address.takeError()), error, errorSize);
     return 0;
   }
-  return address->getValue();
+  return *address;
+}
+
+/// The entry slot of `name`: a 64-bit word that holds its address in the
+/// current tier, for `mlirScanInvokeSlot` (valid while `jit` lives); null
+/// with the reason in `error` if there is no such symbol.
+MLIR_CAPI_EXPORTED const std::atomic<uint64_t> *
+mlirScanJitEntry(MlirScanJit *jit, MlirStringRef name, char *error,
+                 size_t errorSize) {
+  std::lock_guard<std::mutex> lock(jit->mutex);
+  auto address = jit->lookup(unwrap(name));
+  if (!address) {
+    copyOut(toString(address.takeError()), error, errorSize);
+    return nullptr;
+  }
+  for (MlirScanJit::Entry &entry : jit->entries)
+    if (entry.name == unwrap(name))
+      return &entry.address;
+  MlirScanJit::Entry &entry = jit->entries.emplace_back(unwrap(name).str());
+  entry.address.store(*address, std::memory_order_release);
+  return &entry.address;
+}
+
+/// How many parts LLVM compiled the current tier in.
+MLIR_CAPI_EXPORTED int mlirScanJitNumParts(MlirScanJit *jit) {
+  std::lock_guard<std::mutex> lock(jit->mutex);
+  return jit->numParts;
+}
+
+/// 1 while the optimized tier is being compiled, else 0.
+MLIR_CAPI_EXPORTED int mlirScanJitOptimizing(MlirScanJit *jit) {
+  return jit->optimizing ? 1 : 0;
+}
+
+/// Waits until the optimized tier is compiled (at once if there is none to
+/// wait for); copies why it failed into `error` (empty if it did not).
+MLIR_CAPI_EXPORTED void mlirScanJitWait(MlirScanJit *jit, char *error,
+                                        size_t errorSize) {
+  {
+    std::lock_guard<std::mutex> lock(jit->joinMutex);
+    if (jit->optimizer.joinable())
+      jit->optimizer.join();
+  }
+  std::lock_guard<std::mutex> lock(jit->mutex);
+  copyOut(jit->optimizeError, error, errorSize);
 }
 
 MLIR_CAPI_EXPORTED void mlirScanJitDestroy(MlirScanJit *jit) { delete jit; }

@@ -87,11 +87,13 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanRegisterPasses.restype = None
     lib.mlirScanGenericizeFoldHazards.argtypes = [MlirModule]
     lib.mlirScanGenericizeFoldHazards.restype = None
+    lib.mlirScanCompileOnce.argtypes = [MlirModule]
+    lib.mlirScanCompileOnce.restype = None
     lib.mlirScanRunPassManager.argtypes = [MlirPassManager, MlirOperation, ctypes.c_char_p, ctypes.c_size_t]
     lib.mlirScanRunPassManager.restype = ctypes.c_int
     # python/capi/ScanJIT.cpp
     lib.mlirScanJitCreate.argtypes = [
-        MlirOperation, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),
+        MlirOperation, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),
         ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
         ctypes.c_size_t]
     lib.mlirScanJitCreate.restype = ctypes.c_void_p
@@ -103,6 +105,14 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanJitHostTarget.restype = None
     lib.mlirScanJitLookup.argtypes = [ctypes.c_void_p, MlirStringRef, ctypes.c_char_p, ctypes.c_size_t]
     lib.mlirScanJitLookup.restype = ctypes.c_uint64
+    lib.mlirScanJitEntry.argtypes = [ctypes.c_void_p, MlirStringRef, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanJitEntry.restype = ctypes.c_void_p
+    lib.mlirScanJitNumParts.argtypes = [ctypes.c_void_p]
+    lib.mlirScanJitNumParts.restype = ctypes.c_int
+    lib.mlirScanJitOptimizing.argtypes = [ctypes.c_void_p]
+    lib.mlirScanJitOptimizing.restype = ctypes.c_int
+    lib.mlirScanJitWait.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanJitWait.restype = None
     lib.mlirScanJitDestroy.argtypes = [ctypes.c_void_p]
     lib.mlirScanJitDestroy.restype = None
     return lib
@@ -114,6 +124,8 @@ def runtime_library() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(library_path(_RUNTIME_NAME)))
     lib.mlirScanInvoke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.mlirScanInvoke.restype = ctypes.c_int
+    lib.mlirScanRestarts.argtypes = []
+    lib.mlirScanRestarts.restype = ctypes.c_int64
     lib.mlirScanAlloc.argtypes = [ctypes.c_size_t]
     lib.mlirScanAlloc.restype = ctypes.c_void_p
     lib.mlirScanCalloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]

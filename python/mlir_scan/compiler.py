@@ -32,7 +32,7 @@ __all__ = ["compile"]
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
             vectorize: bool = True, checks: bool = True, parallel: bool = True, target: str = "cpu",
             block_steps: int = 64, private_nonsequences: bool = True, free_early: bool = True,
-            blas: bool = True, **cuda_options: Any) -> Program:
+            blas: bool = True, tiered: bool = True, **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -59,7 +59,13 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     (``scan-call-blas``; from the ``scipy-openblas32`` package, split across
     the cores by the run-time library). Turning these optional
     features off gives the same results (the tests compare them).
-    LLVM compiles a large program in parts on as many threads. Compiled code
+    LLVM compiles a large program in parts on as many threads. With
+    ``tiered=True`` (the default) a large program is first compiled at -O0,
+    which takes a sixth of the time, so that its first call starts at once;
+    LLVM compiles the optimized code on a background thread, and calls switch
+    to it when it is ready (a call running then restarts in it: compiled
+    functions do not write their arguments). ``Program.tier`` says which code
+    runs, ``Program.wait()`` waits for the optimized code. Compiled code
     is kept on disk and reused by later compiles of the same program, in any
     process (``MLIR_SCAN_CACHE_DIR``, default ``~/.cache/mlir-scan``;
     ``MLIR_SCAN_CACHE=0`` turns it off).
@@ -77,4 +83,4 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
                         "to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks,
                    parallel=parallel, block_steps=block_steps, private_nonsequences=private_nonsequences,
-                   free_early=free_early, blas=blas)
+                   free_early=free_early, blas=blas, tiered=tiered)

@@ -35,6 +35,7 @@ memory the native code allocated for them.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import hashlib
@@ -43,6 +44,7 @@ import math
 import os
 import re
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -53,7 +55,7 @@ from mlir import execution_engine, ir, passmanager
 
 from . import _blas, _native, _registration
 
-__all__ = ["Program", "STAGES"]
+__all__ = ["Program", "STAGES", "wait_optimized"]
 
 #: Stages whose IR :meth:`Program.ir` can show, in pipeline order.
 STAGES = ("input", "optimized", "scf", "bufferized", "llvm")
@@ -149,6 +151,8 @@ def _runtime_symbols() -> dict[str, int]:
         "__mlir_scan_fail": "__mlir_scan_fail",
         "__mlir_scan_fail_alloc": "__mlir_scan_fail_alloc",
         "__mlir_scan_fail_message": "__mlir_scan_fail_message",
+        # the quick tier's loops (python/capi/ScanJIT.cpp)
+        "__mlir_scan_poll_upgrade": "__mlir_scan_poll_upgrade",
         # python/runtime/ScanParallel.cpp (scan-lower-parallel-calls)
         "__mlir_scan_parallel_for": "__mlir_scan_parallel_for",
         # python/runtime/ScanBlas.cpp (scan-call-blas)
@@ -304,9 +308,15 @@ class _Function(_native.Function):
         result_specs = [(r.is_tensor, r.dtype.num, _static_dims(r), getattr(struct, f"r{i}").offset)
                         for i, r in enumerate(self.results)]
         arg_specs = [(a.is_tensor, a.dtype.num, _static_dims(a), 0) for a in self.args]
-        entry = self._program._lookup("_mlir__mlir_ciface_" + self.__name__)
+        symbol = "_mlir__mlir_ciface_" + self.__name__
+        #: The address of the word that holds the entry point's address in
+        #: the program's current tier (calls go through it), or 0.
+        self._entry_slot = self._program._entry_slot(symbol)
+        entry = ctypes.c_uint64.from_address(self._entry_slot).value if self._entry_slot \
+            else self._program._lookup(symbol)
         self._signature = (entry, arg_specs, result_specs, ctypes.sizeof(struct), through_struct)
-        _native.Function.__init__(self, *self._signature, self._coerce, self._raise_error)
+        _native.Function.__init__(self, *self._signature, self._coerce, self._raise_error,
+                                  entry_slot=self._entry_slot)
 
     def _raise_error(self, kind: int, code: int, item: int, have: int, need: int,
                      message: bytes) -> Exception:
@@ -455,35 +465,39 @@ def _compile_context() -> ir.Context:
     return context
 
 
-def _compile_once(module: ir.Module) -> None:
-    """Makes LLVM compile each function body once.
+def _top_level_ops(module: ir.Module) -> list[ir.Operation]:
+    """The operations of `module`'s body, as plain operations.
 
-    Python calls only the `_mlir_ciface_` wrappers. With the wrapped function
-    external, LLVM inlines it into its wrapper and still compiles the original:
-    the loop nest is optimized and code-generated twice, which was 40% of a
-    small program's compile time. Internal and never inlined, it is compiled
-    once and called once per call.
+    Not ``module.body.operations``, whose items are op views: making the first
+    view of an LLVM-dialect op imports ``mlir.dialects.llvm``, 45 ms of the
+    first compile of a process. A pre-order walk that skips every region
+    reads the same operations without views.
     """
-    funcs = [op for op in module.body.operations if op.operation.name == "llvm.func"]
-    names = {ir.StringAttr(op.attributes["sym_name"]).value for op in funcs}
-    internal = ir.Attribute.parse("#llvm.linkage<internal>")
-    for op in funcs:
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        if "_mlir_ciface_" + name in names:
-            op.attributes["linkage"] = internal
-            op.attributes["no_inline"] = ir.UnitAttr.get()
-        elif not name.startswith("_mlir_ciface_") and len(op.regions[0].blocks) > 0:
-            # Private functions (the deallocation pipeline's `dealloc_helper`)
-            # lower to external ones, which LLVM must keep and compile even
-            # where they are inlined or unused.
-            op.attributes["linkage"] = internal
+    ops: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op is module.operation or op == module.operation:
+            return ir.WalkResult.ADVANCE
+        ops.append(op)
+        return ir.WalkResult.SKIP
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops
+
+
+def _compile_once(module: ir.Module) -> None:
+    """Makes LLVM compile each function body once: the functions the
+    `_mlir_ciface_` wrappers wrap become internal and never inlined, other
+    functions with a body internal (python/capi/ScanCAPI.cpp,
+    ``mlirScanCompileOnce``, says why)."""
+    _registration.capi().mlirScanCompileOnce(_registration.MlirModule(_registration._capsule_pointer(module)))
 
 
 def _is_declared_global(op: ir.Operation) -> bool:
     """An `llvm.mlir.global` without a value or initializer region: a
     declaration (`memref.global` without an initial value lowers to one),
     which the JIT must resolve like an external function."""
-    return (op.operation.name == "llvm.mlir.global" and "value" not in op.attributes
+    return (op.name == "llvm.mlir.global" and "value" not in op.attributes
             and len(op.regions[0].blocks) == 0)
 
 
@@ -496,12 +510,16 @@ def _check_external_symbols(module: ir.Module) -> None:
     unhelpful "symbol not found"; name it now instead.
     """
     declared, globals_ = set(), set()
-    for op in module.body.operations:
-        if op.operation.name == "llvm.func" and len(op.regions[0].blocks) == 0:
+    for op in _top_level_ops(module):
+        if op.name == "llvm.func" and len(op.regions[0].blocks) == 0:
             declared.add(ir.StringAttr(op.attributes["sym_name"]).value)
         elif _is_declared_global(op):
             globals_.add(ir.StringAttr(op.attributes["sym_name"]).value)
-    if not declared and not globals_:
+    # Only a declaration nothing resolves needs the walk over every op (a
+    # declaration is harmless where nothing uses it).
+    unresolved = {name for name in declared | globals_
+                  if name not in _RUNTIME_SYMBOLS and not _process_has(name)}
+    if not unresolved:
         return
     used: set[str] = set()
 
@@ -618,12 +636,17 @@ class _Jit:
     how many), and linked in one ORC JIT against the run-time library. With a
     ``save_prefix``, the parts' objects are also written to the compile cache
     (:func:`_cache_prefix`). The code lives as long as this object.
+
+    With ``tiered``, a large module is compiled at -O0 first and at the
+    requested level on a background thread; calls go through entry slots
+    (:meth:`entry`) that move to the optimized code when it is linked, and a
+    call running in the quick code then restarts in it (see ScanJIT.cpp).
     """
 
-    def __init__(self, handle: int, parts: int, cached: bool):
+    def __init__(self, handle: int, cached: bool):
         self._handle = handle
-        #: How many parts LLVM compiled at the same time.
-        self.parts = parts
+        if _registration.capi().mlirScanJitOptimizing(handle):
+            _OPTIMIZING.add(self)
         #: Whether the code came from the compile cache.
         self.cached = cached
         finalizer = weakref.finalize(self, _registration.capi().mlirScanJitDestroy, handle)
@@ -632,17 +655,18 @@ class _Jit:
         finalizer.atexit = False
 
     @classmethod
-    def compile(cls, module: ir.Module, opt_level: int, save_prefix: str | None = None) -> "_Jit":
+    def compile(cls, module: ir.Module, opt_level: int, save_prefix: str | None = None,
+                tiered: bool = False) -> "_Jit":
         count, refs, addresses = _runtime_symbol_arrays()
         error = ctypes.create_string_buffer(4096)
         parts = ctypes.c_int(0)
         handle = _registration.capi().mlirScanJitCreate(
             _registration.MlirOperation(_registration._capsule_pointer(module.operation)), opt_level,
-            _registration.runtime_library().mlirScanNumThreads(), count, refs, addresses,
+            _registration.runtime_library().mlirScanNumThreads(), int(tiered), count, refs, addresses,
             save_prefix.encode() if save_prefix else None, ctypes.byref(parts), error, len(error))
         if not handle:
             raise RuntimeError(f"compile: LLVM could not compile the program: {error.value.decode()}")
-        return cls(handle, parts.value, cached=False)
+        return cls(handle, cached=False)
 
     @classmethod
     def load(cls, prefix: str, opt_level: int) -> "_Jit | None":
@@ -657,7 +681,37 @@ class _Jit:
         error = ctypes.create_string_buffer(1024)
         handle = _registration.capi().mlirScanJitLoad(prefix.encode(), parts, opt_level, count, refs,
                                                       addresses, error, len(error))
-        return cls(handle, parts, cached=True) if handle else None
+        return cls(handle, cached=True) if handle else None
+
+    @property
+    def parts(self) -> int:
+        """How many parts LLVM compiled the current tier in at the same time."""
+        return _registration.capi().mlirScanJitNumParts(self._handle)
+
+    @property
+    def optimizing(self) -> bool:
+        """Whether the optimized tier is still being compiled."""
+        return bool(_registration.capi().mlirScanJitOptimizing(self._handle))
+
+    def wait(self) -> None:
+        """Waits until the optimized tier is compiled and in use. If LLVM
+        failed there, the quick code stays (the same results) and this warns."""
+        error = ctypes.create_string_buffer(4096)
+        _registration.capi().mlirScanJitWait(self._handle, error, len(error))
+        _OPTIMIZING.discard(self)
+        if error.value:
+            warnings.warn(f"mlir_scan: LLVM could not compile the optimized code, calls keep running the "
+                          f"quick code: {error.value.decode()}", RuntimeWarning, stacklevel=2)
+
+    def entry(self, symbol: str) -> int:
+        """The address of the word holding `symbol`'s address in the current tier."""
+        data = symbol.encode()
+        error = ctypes.create_string_buffer(1024)
+        slot = _registration.capi().mlirScanJitEntry(
+            self._handle, _registration.MlirStringRef(data, len(data)), error, len(error))
+        if not slot:
+            raise RuntimeError(f"symbol {symbol} not found in the compiled module: {error.value.decode()}")
+        return slot
 
     def lookup(self, symbol: str, required: bool = True) -> int:
         data = symbol.encode()
@@ -667,6 +721,27 @@ class _Jit:
         if not address and required:
             raise RuntimeError(f"symbol {symbol} not found in the compiled module: {error.value.decode()}")
         return address
+
+
+#: The programs whose optimized tier is being compiled on a background thread.
+_OPTIMIZING: "weakref.WeakSet[_Jit]" = weakref.WeakSet()
+
+
+def wait_optimized() -> None:
+    """Waits until every program of this process runs its optimized code
+    (:meth:`Program.wait` for all of them, including those a PyTensor mode or
+    a builder function compiled).
+
+    Also called before the process forks (a child has no copy of a background
+    compile, and would never get the optimized code) and before it exits (LLVM
+    must not be torn down under a running compile).
+    """
+    for jit in list(_OPTIMIZING):
+        jit.wait()
+
+
+atexit.register(wait_optimized)
+os.register_at_fork(before=wait_optimized)
 
 
 @functools.lru_cache(maxsize=None)
@@ -720,9 +795,11 @@ class Program:
 
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True, parallel: bool = True, block_steps: int = 64,
-                 private_nonsequences: bool = True, free_early: bool = True, blas: bool = True):
+                 private_nonsequences: bool = True, free_early: bool = True, blas: bool = True,
+                 tiered: bool = True):
         _check_options(optimize, opt_level, block_steps, vectorize=vectorize, checks=checks, parallel=parallel,
-                       private_nonsequences=private_nonsequences, free_early=free_early, blas=blas)
+                       private_nonsequences=private_nonsequences, free_early=free_early, blas=blas,
+                       tiered=tiered)
         lowering = (f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))} "
                     f"blas={int(bool(blas))}}}")
         to_scf = _TO_SCF
@@ -745,7 +822,7 @@ class Program:
             except RuntimeError:
                 pass  # a symbol this process lacks: compile, for the error that names it
         module = self._compile(text, steps)  # text: a Module source is printed once
-        self._load(module, opt_level, save_prefix=prefix)
+        self._load(module, opt_level, save_prefix=prefix, tiered=tiered)
 
     def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]],
                  keep: Sequence[str] = ()) -> ir.Module:
@@ -803,7 +880,7 @@ class Program:
         return self._stages[stage]
 
     def _load(self, module: ir.Module, opt_level: int, shared_libs: Sequence[str] = (),
-              save_prefix: str | None = None) -> None:
+              save_prefix: str | None = None, tiered: bool = False) -> None:
         """JIT-compiles the lowered `module` and binds the public functions.
 
         CPU programs go through :class:`_Jit` (on every core); programs that
@@ -819,7 +896,7 @@ class Program:
                 self._engine.raw_register_runtime(symbol, ctypes.c_void_p(address))
         else:
             with self._context:
-                self._engine = _Jit.compile(module, opt_level, save_prefix)
+                self._engine = _Jit.compile(module, opt_level, save_prefix, tiered=tiered)
         self._bind_functions()
 
     def _bind_functions(self) -> None:
@@ -847,6 +924,25 @@ class Program:
             _mark_arguments_read_only(op, ftype)
             functions[name] = _Function(self, name, args, results)
         return functions
+
+    def _entry_slot(self, symbol: str) -> int:
+        """The address of the word holding `symbol`'s address in the current
+        tier (:class:`_Jit`), or 0 for code that does not change."""
+        return self._engine.entry(symbol) if isinstance(self._engine, _Jit) else 0
+
+    @property
+    def tier(self) -> str:
+        """``"quick"`` while the program runs code LLVM compiled at -O0 and the
+        optimized code is being compiled on a background thread (``tiered``),
+        else ``"optimized"``."""
+        return "quick" if isinstance(self._engine, _Jit) and self._engine.optimizing else "optimized"
+
+    def wait(self) -> "Program":
+        """Waits until calls run the optimized code (at once if they already
+        do); returns the program. A benchmark's steady state starts here."""
+        if isinstance(self._engine, _Jit):
+            self._engine.wait()
+        return self
 
     def _lookup(self, symbol: str, required: bool = True) -> int:
         if isinstance(self._engine, _Jit):

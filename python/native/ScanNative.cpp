@@ -30,6 +30,7 @@
 
 #include "ScanRuntime.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -37,6 +38,9 @@
 
 extern "C" int mlirScanInvoke(void (*fn)(void **), void **args,
                               mlir_scan_runtime::CallError *error);
+extern "C" int mlirScanInvokeSlot(const std::atomic<uint64_t> *slot,
+                                  void **args,
+                                  mlir_scan_runtime::CallError *error);
 extern "C" void mlirScanFree(void *pointer);
 
 namespace {
@@ -59,6 +63,9 @@ struct Slot {
 struct FunctionObject {
   PyObject_HEAD
   void (*packed)(void **);
+  // Where the JIT keeps the current address of `packed` (its tiers,
+  // python/capi/ScanJIT.cpp), or null: calls then go through the slot.
+  const std::atomic<uint64_t> *entrySlot;
   std::vector<Slot> *args;
   std::vector<Slot> *results;
   int64_t resultBytes;     // size of the C-interface result struct
@@ -432,7 +439,8 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
   mlir_scan_runtime::CallError error;
   int failed;
   Py_BEGIN_ALLOW_THREADS
-  failed = mlirScanInvoke(fn->packed, packed, &error);
+  failed = fn->entrySlot ? mlirScanInvokeSlot(fn->entrySlot, packed, &error)
+                         : mlirScanInvoke(fn->packed, packed, &error);
   Py_END_ALLOW_THREADS
   release();
 
@@ -555,7 +563,7 @@ bool parseSlots(PyObject *specs, std::vector<Slot> &out) {
 
 int functionInit(PyObject *self, PyObject *args, PyObject *kwargs) {
   auto *fn = reinterpret_cast<FunctionObject *>(self);
-  unsigned long long address;
+  unsigned long long address, entrySlot = 0;
   PyObject *argSpecs, *resultSpecs, *coerce, *raiseError;
   PyObject *fallback = Py_None;
   long long resultBytes;
@@ -565,18 +573,20 @@ int functionInit(PyObject *self, PyObject *args, PyObject *kwargs) {
                                    "result_struct",  "coerce",
                                    "raise_error",    "fallback",
                                    "float32_from_python", "result_list",
-                                   "scalar_arrays",  nullptr};
+                                   "scalar_arrays",  "entry_slot",
+                                   nullptr};
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "KOOLpOO|$Oppp", const_cast<char **>(keywords),
+          args, kwargs, "KOOLpOO|$OpppK", const_cast<char **>(keywords),
           &address, &argSpecs, &resultSpecs, &resultBytes, &resultStruct,
           &coerce, &raiseError, &fallback, &float32FromPython, &resultList,
-          &scalarArrays))
+          &scalarArrays, &entrySlot))
     return -1;
   if (!address) {
     PyErr_SetString(PyExc_ValueError, "null entry point");
     return -1;
   }
   fn->packed = reinterpret_cast<void (*)(void **)>(address);
+  fn->entrySlot = reinterpret_cast<const std::atomic<uint64_t> *>(entrySlot);
   fn->args->clear();
   fn->results->clear();
   if (!parseSlots(argSpecs, *fn->args) || !parseSlots(resultSpecs, *fn->results))
@@ -666,7 +676,8 @@ PyType_Slot functionSlots[] = {
                     "Function(entry, args, results, result_bytes, "
                     "result_struct, coerce, raise_error, *, fallback=None, "
                     "float32_from_python=True, result_list=False, "
-                    "scalar_arrays=False): the native call path of one "
+                    "scalar_arrays=False, entry_slot=0): the native call "
+                    "path of one "
                     "compiled function (see mlir_scan.runtime and "
                     "mlir_scan.builder.function).")},
     {Py_tp_new, reinterpret_cast<void *>(functionNew)},

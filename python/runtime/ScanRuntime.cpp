@@ -2,7 +2,10 @@
 //
 // See ScanRuntime.h for the design. Exported here:
 //   * `mlirScanInvoke`: what Python calls, with a program's packed entry
-//     point (`_mlir_<name>`, made by the ExecutionEngine);
+//     point (`_mlir_<name>`, made by the ExecutionEngine), and
+//     `mlirScanInvokeSlot`, with the JIT's slot holding that entry point
+//     (restarting a call that the quick tier's `__mlir_scan_poll_upgrade`
+//     ends);
 //   * the failure entry points compiled programs call: `__mlir_scan_fail`,
 //     `__mlir_scan_fail_alloc`, `__mlir_scan_fail_message`;
 //   * `memrefCopy`, which `memref.copy` of strided memrefs lowers to.
@@ -25,6 +28,9 @@ using mlir::scan::ScanErrorCode;
 namespace {
 
 thread_local CallFrame *innermostFrame = nullptr;
+
+/// How many calls restarted in optimized code (for tests: mlirScanRestarts).
+std::atomic<int64_t> restarts{0};
 
 void format(CallError &error, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -97,6 +103,27 @@ __attribute__((noinline)) bool runInFrame(CallFrame *frame,
   return false;
 }
 
+/// Runs `fn` in a fresh call frame (entered through `slot`, if not null).
+/// Returns 0, or 1 after a failure described in `*error` (nothing the call
+/// allocated survives it).
+int invokeInFrame(void (*fn)(void **), void **args, CallError *error,
+                  const std::atomic<uint64_t> *slot) {
+  std::memset(error, 0, sizeof(CallError));
+  CallFrame frame;
+  frame.error = error;
+  frame.outer = innermostFrame;
+  frame.slot = slot;
+  frame.entry = reinterpret_cast<uint64_t>(fn);
+  innermostFrame = &frame;
+  bool failed = runInFrame(&frame, fn, args);
+  innermostFrame = frame.outer;
+  if (failed)
+    releaseFrameBlocks(frame);
+  else
+    detachFrameBlocks(frame);
+  return failed ? 1 : 0;
+}
+
 } // namespace
 
 CallFrame *mlir_scan_runtime::currentFrame() { return innermostFrame; }
@@ -121,18 +148,41 @@ extern "C" {
 /// allocated survives it).
 MLIR_SCAN_RUNTIME_EXPORT int mlirScanInvoke(void (*fn)(void **), void **args,
                                             CallError *error) {
-  std::memset(error, 0, sizeof(CallError));
-  CallFrame frame;
-  frame.error = error;
-  frame.outer = innermostFrame;
-  innermostFrame = &frame;
-  bool failed = runInFrame(&frame, fn, args);
-  innermostFrame = frame.outer;
-  if (failed)
-    releaseFrameBlocks(frame);
-  else
-    detachFrameBlocks(frame);
-  return failed ? 1 : 0;
+  return invokeInFrame(fn, args, error, nullptr);
+}
+
+/// Calls the entry point that `*slot` holds, as mlirScanInvoke does; when
+/// the call ends at `__mlir_scan_poll_upgrade` (the slot now holds the
+/// optimized code), frees what it allocated and calls the new entry point.
+MLIR_SCAN_RUNTIME_EXPORT int
+mlirScanInvokeSlot(const std::atomic<uint64_t> *slot, void **args,
+                   CallError *error) {
+  for (;;) {
+    uint64_t entry = slot->load(std::memory_order_acquire);
+    int failed = invokeInFrame(reinterpret_cast<void (*)(void **)>(entry), args,
+                               error, slot);
+    if (!failed || error->kind != static_cast<int64_t>(ErrorKind::Restart))
+      return failed;
+    restarts.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+/// How many calls of this process restarted in a program's optimized tier.
+MLIR_SCAN_RUNTIME_EXPORT int64_t mlirScanRestarts() {
+  return restarts.load(std::memory_order_relaxed);
+}
+
+/// Ends the current call for a restart if it entered through a slot that
+/// now holds another entry point (the quick tier's loops call it once per
+/// iteration of every outermost loop); otherwise returns at once.
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_poll_upgrade() {
+  CallFrame *frame = innermostFrame;
+  if (!frame || !frame->slot ||
+      frame->slot->load(std::memory_order_relaxed) == frame->entry)
+    return;
+  CallError e{};
+  e.kind = static_cast<int64_t>(ErrorKind::Restart);
+  fail(e);
 }
 
 /// A failed scan or builder check (emitScanErrorIf, the builder's checks).

@@ -6,7 +6,9 @@
 // not fit in 64 bits ends the call at once (`longjmp` back to the frame):
 // the blocks it allocated are freed and the caller reads the error record.
 // Nothing is global, so calls from many threads never see each other's
-// errors. Outside any frame (a program run by `mlir-runner` with this library
+// errors. A call through an entry slot (`mlirScanInvokeSlot`, the tiers of
+// python/capi/ScanJIT.cpp) that the JIT points at optimized code while the
+// call runs in the quick code ends the same way and starts again. Outside any frame (a program run by `mlir-runner` with this library
 // in `-shared-libs`) a failure prints the message and exits with status 1.
 //
 // The entry points compiled programs call are named in
@@ -17,6 +19,7 @@
 #ifndef SCAN_RUNTIME_H
 #define SCAN_RUNTIME_H
 
+#include <atomic>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +29,16 @@
 namespace mlir_scan_runtime {
 
 /// What kind of Python exception an error becomes.
-enum class ErrorKind : int64_t { None = 0, Value = 1, Index = 2, Memory = 3 };
+enum class ErrorKind : int64_t {
+  None = 0,
+  Value = 1,
+  Index = 2,
+  Memory = 3,
+  // Not an error: the call ran in quick code whose optimized version is now
+  // ready (`__mlir_scan_poll_upgrade`); `mlirScanInvokeSlot` starts it again
+  // there. Python never sees it.
+  Restart = 4,
+};
 
 /// The error record of one call (read by Python through ctypes: keep the
 /// layout in sync with `_CallError` in mlir_scan/runtime.py).
@@ -47,6 +59,10 @@ struct CallFrame {
   CallError *error = nullptr;
   BlockHeader *blocks = nullptr; // allocated by this call, not yet freed
   CallFrame *outer = nullptr;    // a call further up this thread's stack
+  // The entry slot the call went through (mlirScanInvokeSlot) and the entry
+  // point it read there: when the slot moves on, the call may restart.
+  const std::atomic<uint64_t> *slot = nullptr;
+  uint64_t entry = 0;
 };
 
 /// The innermost call in progress on this thread, or null.

@@ -4,10 +4,16 @@ A large module is split into parts that LLVM optimizes and compiles on
 several threads at once (``MLIR_SCAN_NUM_THREADS`` of them); the parts are
 linked in one JIT. How many parts there were must not change any result.
 The thread count is read once per process, so each count runs in a child.
+
+A large module is also compiled in two tiers (quick code at -O0 first, the
+optimized code on a background thread): which tier a call runs in, or
+whether it restarted when the optimized code arrived, must not change any
+bit of a result either.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -15,8 +21,11 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 import mlir_scan
+from mlir_scan import _registration
+from mlir_scan import tensor as T
 
 # The RNN and its gradient (d/dW of the sum of the states), large enough to be
 # split: the forward and backward loops, their pushed-out matmuls.
@@ -37,7 +46,7 @@ _CHILD = textwrap.dedent("""
             rng.standard_normal((13, 13)) / 4, rng.standard_normal((11, 13)) / 4,
             rng.standard_normal(13) / 4)
     states, grad = fn(*args)
-    print(json.dumps({"parts": fn.program._engine.parts, "states": states.tolist(),
+    print(json.dumps({"parts": fn.program.wait()._engine.parts, "states": states.tolist(),
                       "grad": grad.tolist(), "args": [a.tolist() for a in args]}))
 """)
 
@@ -85,3 +94,140 @@ def test_a_small_program_is_one_part():
         }"""))
     assert program._engine.parts == 1
     assert program.twice(1.5) == 3.0
+
+
+# ---------------------------------------------------------------------------
+# Tiers: a large program is compiled at -O0 first and at -O3 on a background
+# thread; calls switch to the optimized code when it is ready, and a call
+# running in the quick code then restarts in it.
+# ---------------------------------------------------------------------------
+
+def _rnn_program_text() -> str:
+    """The RNN's last state and d/dW sum(states): a program large enough for
+    two tiers."""
+    xs, h0 = T.dmatrix("xs"), T.dvector("h0")
+    W, U, b = T.dmatrix("W"), T.dmatrix("U"), T.dvector("b")
+    hs, _ = mlir_scan.scan(lambda x, h, W, U, b: T.tanh(T.dot(h, W) + T.dot(x, U) + b),
+                           sequences=xs, outputs_info=h0, non_sequences=[W, U, b])
+    fn = mlir_scan.function([xs, h0, W, U, b], [hs[-1], T.grad(hs.sum(), W)])
+    return fn.program._source
+
+
+def _rnn_args(steps: int, hidden: int = 32, inputs: int = 8, seed: int = 7) -> tuple:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((steps, inputs)), rng.standard_normal(hidden),
+            rng.standard_normal((hidden, hidden)) / 8, rng.standard_normal((inputs, hidden)) / 4,
+            rng.standard_normal(hidden) / 4)
+
+
+def _restarts() -> int:
+    return _registration.runtime_library().mlirScanRestarts()
+
+
+@pytest.fixture
+def no_compile_cache(monkeypatch):
+    """Compiles for real (a cached program is loaded in its optimized tier)."""
+    monkeypatch.setenv("MLIR_SCAN_CACHE", "0")
+
+
+def test_a_large_program_runs_quick_code_first_and_the_optimized_code_later(no_compile_cache):
+    text = _rnn_program_text()
+    args = _rnn_args(50)
+    program = mlir_scan.compile(text)
+    assert program.tier == "quick"  # LLVM at -O3 takes a tenth of a second or more
+    quick = program.f(*args)
+    assert program.wait() is program
+    assert program.tier == "optimized"
+    optimized = program.f(*args)
+    one_tier = mlir_scan.compile(text, tiered=False)
+    assert one_tier.tier == "optimized"
+    expected = one_tier.f(*args)
+    # The same operations in every tier (ScanJIT.cpp: makeContractionExplicit): the same bits.
+    for q, o, e in zip(quick, optimized, expected):
+        np.testing.assert_array_equal(q, e)
+        np.testing.assert_array_equal(o, e)
+    states, grad = _bptt(*args)
+    np.testing.assert_allclose(expected[0], states[-1], rtol=1e-10)
+    np.testing.assert_allclose(expected[1], grad, rtol=1e-9)
+
+
+def test_a_small_program_is_compiled_in_one_tier(no_compile_cache):
+    program = mlir_scan.compile(textwrap.dedent("""
+        func.func @twice(%x: f64) -> f64 {
+          %y = arith.addf %x, %x : f64
+          return %y : f64
+        }"""))
+    assert program.tier == "optimized"
+    assert program.twice(2.5) == 5.0
+
+
+def test_a_call_running_in_the_quick_code_restarts_in_the_optimized_code(no_compile_cache):
+    text = _rnn_program_text()
+    # A call that runs at -O0 for well over the time LLVM takes at -O3 (at
+    # -O0 it runs some ten times longer than the optimized code).
+    args = _rnn_args(300_000)
+    expected = mlir_scan.compile(text, tiered=False).f(*args)
+    before = _restarts()
+    program = mlir_scan.compile(text)
+    assert program.tier == "quick"
+    result = program.f(*args)
+    assert _restarts() == before + 1
+    assert program.tier == "optimized"
+    for r, e in zip(result, expected):
+        np.testing.assert_array_equal(r, e)
+
+
+def test_calls_from_several_threads_cross_the_switch_of_tiers(no_compile_cache):
+    text = _rnn_program_text()
+    inputs = [_rnn_args(steps, seed=steps) for steps in (1, 2, 1000, 100_000, 3, 20_000)]
+    one_tier = mlir_scan.compile(text, tiered=False)
+    expected = [one_tier.f(*args) for args in inputs]
+    program = mlir_scan.compile(text)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda args: program.f(*args), inputs * 3))
+    for result, want in zip(results, expected * 3):
+        for r, e in zip(result, want):
+            np.testing.assert_array_equal(r, e)
+    program.wait()
+
+
+def test_the_quick_code_fails_as_the_optimized_code_does(no_compile_cache):
+    text = _rnn_program_text()
+    xs, h0, W, U, b = _rnn_args(10)
+    bad = (xs, h0, W[:, :5], U, b)  # W has 5 columns for a 32-wide state
+    program = mlir_scan.compile(text)
+    assert program.tier == "quick"
+    with pytest.raises(ValueError) as quick:
+        program.f(*bad)
+    program.wait()
+    with pytest.raises(ValueError) as optimized:
+        program.f(*bad)
+    assert str(quick.value) == str(optimized.value)
+    assert program.f(xs, h0, W, U, b)[0].shape == (32,)  # the program still works
+
+
+def test_a_process_forked_during_the_optimized_compile_gets_the_optimized_code(no_compile_cache):
+    text = _rnn_program_text()
+    args = _rnn_args(40)
+    program = mlir_scan.compile(text)
+    expected = mlir_scan.compile(text, tiered=False).f(*args)
+    read, write = os.pipe()
+    pid = os.fork()  # waits for the optimized code first (os.register_at_fork)
+    if pid == 0:
+        try:
+            state, grad = program.f(*args)
+            os.write(write, json.dumps([program.tier, state.tolist(), grad.tolist()]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        tier, state, grad = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    assert program.tier == "optimized" and tier == "optimized"
+    np.testing.assert_array_equal(state, expected[0])
+    np.testing.assert_array_equal(grad, expected[1])
+
+
+def test_tiered_must_be_a_bool():
+    with pytest.raises(TypeError, match="tiered must be True or False"):
+        mlir_scan.compile("func.func @f() { return }", tiered="no")

@@ -415,6 +415,7 @@ def test_last_value_of_a_symbolic_length_scan_runs_in_constant_memory():
     power = theano.function(inputs=[A, k], outputs=result[-1], updates=updates)
     a = np.full(10, 1.0000001)
     power(a, 3)
+    power.program.wait()  # the memory of the program, not of LLVM compiling its optimized tier
     def status(field):
         with open("/proc/self/status") as f:
             return next(int(l.split()[1]) for l in f if l.startswith(field + ":"))
@@ -800,6 +801,7 @@ def test_last_value_of_an_until_scan_runs_in_constant_memory():
     f = theano.function([A, k], r[-1])
     a = np.full(10, 1.0000001)
     f(a, 3)
+    f.program.wait()  # the memory of the program, not of LLVM compiling its optimized tier
     def status(field):
         with open("/proc/self/status") as s:
             return next(int(l.split()[1]) for l in s if l.startswith(field + ":"))

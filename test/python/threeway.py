@@ -30,7 +30,8 @@ import mlir_scan
 from mlir_scan import reference
 
 #: ``mlir_scan.compile`` options with every optional lowering feature off.
-PLAIN = dict(vectorize=False, parallel=False, block_steps=0, private_nonsequences=False, free_early=False, blas=False)
+PLAIN = dict(vectorize=False, parallel=False, block_steps=0, private_nonsequences=False, free_early=False, blas=False,
+             tiered=False)
 #: Blocks of 3 steps: the blocks' first, middle and last rows at small sizes.
 SMALL_BLOCKS = dict(block_steps=3)
 

@@ -36,6 +36,12 @@ inline constexpr llvm::StringLiteral kScanFailAllocFunc =
 inline constexpr llvm::StringLiteral kScanFailMessageFunc =
     "__mlir_scan_fail_message";
 
+/// The run-time library's upgrade poll, `__mlir_scan_poll_upgrade()`: the
+/// quick tier of a program (python/capi/ScanJIT.cpp) calls it in its loops;
+/// it ends the call for a restart when the optimized tier is ready.
+inline constexpr llvm::StringLiteral kScanPollUpgradeFunc =
+    "__mlir_scan_poll_upgrade";
+
 /// Declares `@__mlir_scan_fail` in `module` unless it is there.
 void declareScanErrorRuntime(ModuleOp module);
 

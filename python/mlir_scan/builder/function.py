@@ -349,7 +349,8 @@ class Function(_native.Function):
         if self._native_calls:
             _native.Function.__init__(self, *self._fn._signature, self._coerce_argument, self._raise_error,
                                       fallback=self._call_python, float32_from_python=False,
-                                      result_list=not self._single, scalar_arrays=True)
+                                      result_list=not self._single, scalar_arrays=True,
+                                      entry_slot=self._fn._entry_slot)
         else:
             self._fallback_only(self._call_python)
 
