@@ -17,6 +17,11 @@ into a fresh temporary folder instead of the ones earlier runs filled.
 ``--warm-caches`` keeps every cache where the user's would be (mlir-scan's
 ``~/.cache/mlir-scan``, PyTensor's ``~/.pytensor``): run twice, and the second
 run's first calls are what a user sees once the caches hold the programs.
+``mlir-scan-onetier`` is mlir-scan with ``MLIR_SCAN_TIERED=0``: every compile waits
+for LLVM's -O3 code instead of starting on -O0 code (mlir_scan.compile's
+``tiered``), for comparing first calls. Steady states are always the
+optimized code's: the harness waits for it (``mlir_scan.runtime.wait_optimized``)
+before timing them.
 ``--roofline`` measures the machine's bandwidth and peak FLOP rate first
 (bench/roofline.py) and adds the fraction of its roofline each steady state
 reaches.
@@ -44,7 +49,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # (appended: bench/pymc.p
 import roofline  # noqa: E402
 import workloads  # noqa: E402
 
-IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c",
+IMPLEMENTATIONS = ["mlir-scan", "mlir-scan-onetier", "mlir-scan-api", "mlir-scan-nochecks", "jax", "numba", "pytensor-c",
                    "pytensor-numba", "pytensor-jax", "pytensor-mlir", "numpy-loop"]
 
 
@@ -83,12 +88,27 @@ def use_cold_caches() -> None:
     os.environ["NUMBA_CACHE_DIR"] = f"{folder}/numba"
 
 
+def _one_tier(build):
+    """`build` with every compile waiting for the optimized code
+    (``MLIR_SCAN_TIERED=0``, mlir_scan.compile's ``tiered``): the first call
+    as it was before tiers, for comparison in the same run."""
+    def one_tier_build():
+        os.environ["MLIR_SCAN_TIERED"] = "0"
+        try:
+            return build()
+        finally:
+            del os.environ["MLIR_SCAN_TIERED"]
+    return one_tier_build
+
+
 def run_workload(w: workloads.Workload, impls: list[str], quick: bool) -> list[dict]:
     records = []
     expected = w.numpy_loop(*w.inputs)
     for impl in impls:
         if impl == "numpy-loop":
             build = lambda: w.numpy_loop  # noqa: E731
+        elif impl == "mlir-scan-onetier" and "mlir-scan" in w.builders:
+            build = _one_tier(w.builders["mlir-scan"])
         elif impl in w.builders:
             build = w.builders[impl]
         else:

@@ -540,6 +540,7 @@ struct MlirScanJit {
   std::thread optimizer;
   std::mutex joinMutex; // one thread joins `optimizer`
   std::atomic<bool> optimizing{false};
+  std::atomic<bool> quickCode{false}; // calls run the quick tier
   std::string optimizeError; // why the optimized tier failed, if it did
   int numParts = 0;          // of the current tier
 
@@ -561,6 +562,7 @@ struct MlirScanJit {
   void install(std::unique_ptr<orc::LLJIT> optimized, int parts) {
     std::lock_guard<std::mutex> lock(mutex);
     numParts = parts;
+    quickCode = false;
     quick = std::move(jit);
     jit = std::move(optimized);
     for (Entry &entry : entries) {
@@ -651,6 +653,7 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
     names.push_back(unwrap(symbolNames[i]).str());
   std::string prefix = savePrefix ? savePrefix : "";
   program.optimizing = true;
+  program.quickCode = true;
   program.optimizer = std::thread([&program, bitcode, builder = *builder,
                                    optLevel, threads, names, addresses,
                                    prefix]() {
@@ -816,6 +819,12 @@ mlirScanJitEntry(MlirScanJit *jit, MlirStringRef name, char *error,
 MLIR_CAPI_EXPORTED int mlirScanJitNumParts(MlirScanJit *jit) {
   std::lock_guard<std::mutex> lock(jit->mutex);
   return jit->numParts;
+}
+
+/// 1 while calls run the quick tier (the optimized tier is being compiled,
+/// or LLVM failed there), else 0.
+MLIR_CAPI_EXPORTED int mlirScanJitQuick(MlirScanJit *jit) {
+  return jit->quickCode ? 1 : 0;
 }
 
 /// 1 while the optimized tier is being compiled, else 0.

@@ -109,6 +109,8 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanJitEntry.restype = ctypes.c_void_p
     lib.mlirScanJitNumParts.argtypes = [ctypes.c_void_p]
     lib.mlirScanJitNumParts.restype = ctypes.c_int
+    lib.mlirScanJitQuick.argtypes = [ctypes.c_void_p]
+    lib.mlirScanJitQuick.restype = ctypes.c_int
     lib.mlirScanJitOptimizing.argtypes = [ctypes.c_void_p]
     lib.mlirScanJitOptimizing.restype = ctypes.c_int
     lib.mlirScanJitWait.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]

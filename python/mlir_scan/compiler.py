@@ -65,7 +65,9 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     LLVM compiles the optimized code on a background thread, and calls switch
     to it when it is ready (a call running then restarts in it: compiled
     functions do not write their arguments). ``Program.tier`` says which code
-    runs, ``Program.wait()`` waits for the optimized code. Compiled code
+    runs, ``Program.wait()`` waits for the optimized code;
+    ``MLIR_SCAN_TIERED=0`` in the environment turns tiers off for every
+    compile (as ``tiered=False``). Compiled code
     is kept on disk and reused by later compiles of the same program, in any
     process (``MLIR_SCAN_CACHE_DIR``, default ``~/.cache/mlir-scan``;
     ``MLIR_SCAN_CACHE=0`` turns it off).

@@ -689,6 +689,11 @@ class _Jit:
         return _registration.capi().mlirScanJitNumParts(self._handle)
 
     @property
+    def quick(self) -> bool:
+        """Whether calls run the quick tier (compiled at -O0)."""
+        return bool(_registration.capi().mlirScanJitQuick(self._handle))
+
+    @property
     def optimizing(self) -> bool:
         """Whether the optimized tier is still being compiled."""
         return bool(_registration.capi().mlirScanJitOptimizing(self._handle))
@@ -721,6 +726,13 @@ class _Jit:
         if not address and required:
             raise RuntimeError(f"symbol {symbol} not found in the compiled module: {error.value.decode()}")
         return address
+
+
+def tiers_enabled() -> bool:
+    """Whether ``compile(..., tiered=True)`` compiles large programs in two
+    tiers: unless the environment sets ``MLIR_SCAN_TIERED=0`` (read at each
+    compile), which makes every compile wait for the optimized code."""
+    return os.environ.get("MLIR_SCAN_TIERED", "1") != "0"
 
 
 #: The programs whose optimized tier is being compiled on a background thread.
@@ -822,7 +834,7 @@ class Program:
             except RuntimeError:
                 pass  # a symbol this process lacks: compile, for the error that names it
         module = self._compile(text, steps)  # text: a Module source is printed once
-        self._load(module, opt_level, save_prefix=prefix, tiered=tiered)
+        self._load(module, opt_level, save_prefix=prefix, tiered=tiered and tiers_enabled())
 
     def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]],
                  keep: Sequence[str] = ()) -> ir.Module:
@@ -932,10 +944,10 @@ class Program:
 
     @property
     def tier(self) -> str:
-        """``"quick"`` while the program runs code LLVM compiled at -O0 and the
-        optimized code is being compiled on a background thread (``tiered``),
-        else ``"optimized"``."""
-        return "quick" if isinstance(self._engine, _Jit) and self._engine.optimizing else "optimized"
+        """``"quick"`` while the program runs code LLVM compiled at -O0 (the
+        optimized code is being compiled on a background thread, ``tiered``;
+        or LLVM failed there, which :meth:`wait` warns of), else ``"optimized"``."""
+        return "quick" if isinstance(self._engine, _Jit) and self._engine.quick else "optimized"
 
     def wait(self) -> "Program":
         """Waits until calls run the optimized code (at once if they already

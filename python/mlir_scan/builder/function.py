@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import _native, cuda
 from ..compiler import compile as compile_mlir
+from ..runtime import tiers_enabled
 from . import config
 from . import tensor as T
 from .emitter import ModuleEmitter
@@ -51,7 +52,7 @@ _CACHE_SIZE = 64
 
 def _compile(text: str, optimize: bool, target: str = "cpu", **cuda_options: Any):
     """Compiles `text`, reusing the program of an identical module (Theano's compile cache)."""
-    key = (text, optimize, target, tuple(sorted(cuda_options.items())))
+    key = (text, optimize, target, tuple(sorted(cuda_options.items())), tiers_enabled())
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
