@@ -49,6 +49,7 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -502,19 +503,35 @@ compileObjects(std::unique_ptr<Module> module,
 }
 
 /// Calls `__mlir_scan_poll_upgrade` at the top of every outermost loop of
-/// every function of `module` (the quick tier): a call running there when
-/// the optimized code arrives restarts in it. Loops run by the parallel
-/// chunks poll outside any call frame, which returns at once.
+/// the functions of `module` (the quick tier) that run only on the calling
+/// thread: a call running there when the optimized code arrives restarts in
+/// it. Not in what may run as a part of a parallel loop (a function whose
+/// address is taken, as scan-lower-parallel-calls passes its chunks to the
+/// thread pool, and what it calls): the calling thread runs a part too, and
+/// ending the call there would leave the pool's other parts running.
 void addUpgradePolls(Module &module) {
+  SmallPtrSet<Function *, 16> parallel;
+  SmallVector<Function *> work;
+  for (Function &f : module)
+    if (f.hasAddressTaken() && parallel.insert(&f).second)
+      work.push_back(&f);
+  while (!work.empty()) {
+    Function *f = work.pop_back_val();
+    for (Instruction &inst : instructions(*f))
+      if (auto *call = dyn_cast<CallBase>(&inst))
+        if (Function *callee = call->getCalledFunction())
+          if (parallel.insert(callee).second)
+            work.push_back(callee);
+  }
   FunctionCallee poll = module.getOrInsertFunction(
       mlir::scan::kScanPollUpgradeFunc,
       FunctionType::get(Type::getVoidTy(module.getContext()), false));
   for (Function &f : module) {
-    if (f.isDeclaration())
+    if (f.isDeclaration() || parallel.contains(&f))
       continue;
     DominatorTree dominators(f);
     LoopInfo loops(dominators);
-    for (Loop *loop : loops)  // the outermost loops
+    for (Loop *loop : loops) // the outermost loops
       CallInst::Create(poll, "", loop->getHeader()->getFirstInsertionPt());
   }
 }

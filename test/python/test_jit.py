@@ -161,11 +161,14 @@ def test_a_small_program_is_compiled_in_one_tier(no_compile_cache):
     assert program.twice(2.5) == 5.0
 
 
-def test_a_call_running_in_the_quick_code_restarts_in_the_optimized_code(no_compile_cache):
+@pytest.mark.parametrize("hidden, steps", [(32, 300_000), (512, 3_000)])
+def test_a_call_running_in_the_quick_code_restarts_in_the_optimized_code(no_compile_cache, hidden, steps):
+    """A call that runs at -O0 for well over the time LLVM takes at -O3 (at
+    -O0 it runs some ten times longer than the optimized code). At 512 the
+    step's products run as parts on the thread pool (scan-parallelize-linalg):
+    the restart must not leave parts running."""
     text = _rnn_program_text()
-    # A call that runs at -O0 for well over the time LLVM takes at -O3 (at
-    # -O0 it runs some ten times longer than the optimized code).
-    args = _rnn_args(300_000)
+    args = _rnn_args(steps, hidden=hidden)
     expected = mlir_scan.compile(text, tiered=False).f(*args)
     before = _restarts()
     program = mlir_scan.compile(text)
