@@ -70,6 +70,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace llvm;
@@ -536,6 +537,27 @@ void addUpgradePolls(Module &module) {
   }
 }
 
+/// A JIT of `module` compiled at `optLevel` (compileObjects), its objects
+/// saved under `savePrefix` if not empty, and how many parts it took.
+Expected<std::pair<std::unique_ptr<orc::LLJIT>, int>>
+compileAndLink(std::unique_ptr<Module> module,
+               const orc::JITTargetMachineBuilder &builder, int optLevel,
+               int threads, StringRef savePrefix, int numSymbols,
+               const MlirStringRef *symbolNames,
+               const uint64_t *symbolAddresses) {
+  auto objects = compileObjects(std::move(module), builder, optLevel, threads);
+  if (!objects)
+    return objects.takeError();
+  int parts = objects->size();
+  if (!savePrefix.empty())
+    saveObjects(savePrefix, *objects);
+  auto jit = linkObjects(builder, std::move(*objects), numSymbols, symbolNames,
+                         symbolAddresses);
+  if (!jit)
+    return jit.takeError();
+  return std::make_pair(std::move(*jit), parts);
+}
+
 } // namespace
 
 /// A compiled program: the code that calls go to, and, while its optimized
@@ -629,40 +651,31 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   tiered = tiered && optLevel > 0 &&
            (*module)->getInstructionCount() >= kMinTieredSize;
   if (!tiered) {
-    auto objects = compileObjects(std::move(*module), *builder, optLevel, threads);
-    if (!objects)
-      return objects.takeError();
-    program.numParts = objects->size();
-    if (savePrefix)
-      saveObjects(savePrefix, *objects);
-    auto jit = linkObjects(*builder, std::move(*objects), numSymbols,
-                           symbolNames, symbolAddresses);
-    if (!jit)
-      return jit.takeError();
-    program.jit = std::move(*jit);
+    auto compiled = compileAndLink(std::move(*module), *builder, optLevel,
+                                   threads, savePrefix ? savePrefix : "",
+                                   numSymbols, symbolNames, symbolAddresses);
+    if (!compiled)
+      return compiled.takeError();
+    std::tie(program.jit, program.numParts) = std::move(*compiled);
     return Error::success();
   }
 
   // The optimized tier's input: a copy of the module, as bitcode (which the
   // background thread reads into a context of its own).
-  auto bitcode = std::make_shared<SmallVector<char, 0>>();
+  SmallVector<char, 0> bitcode;
   {
-    raw_svector_ostream stream(*bitcode);
+    raw_svector_ostream stream(bitcode);
     WriteBitcodeToFile(**module, stream);
   }
   auto quickBuilder = hostMachine(0);
   if (!quickBuilder)
     return quickBuilder.takeError();
   addUpgradePolls(**module);
-  auto objects = compileObjects(std::move(*module), *quickBuilder, 0, 1);
-  if (!objects)
-    return objects.takeError();
-  auto jit = linkObjects(*quickBuilder, std::move(*objects), numSymbols,
-                         symbolNames, symbolAddresses);
-  if (!jit)
-    return jit.takeError();
-  program.jit = std::move(*jit);
-  program.numParts = 1;
+  auto quick = compileAndLink(std::move(*module), *quickBuilder, 0, 1, "",
+                              numSymbols, symbolNames, symbolAddresses);
+  if (!quick)
+    return quick.takeError();
+  std::tie(program.jit, program.numParts) = std::move(*quick);
 
   std::vector<std::string> names;
   std::vector<uint64_t> addresses(symbolAddresses, symbolAddresses + numSymbols);
@@ -671,31 +684,28 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   std::string prefix = savePrefix ? savePrefix : "";
   program.optimizing = true;
   program.quickCode = true;
-  program.optimizer = std::thread([&program, bitcode, builder = *builder,
-                                   optLevel, threads, names, addresses,
-                                   prefix]() {
+  program.optimizer = std::thread([&program, bitcode = std::move(bitcode),
+                                   builder = *builder, optLevel, threads,
+                                   names = std::move(names),
+                                   addresses = std::move(addresses),
+                                   prefix = std::move(prefix)]() {
     auto optimize = [&]() -> Error {
       LLVMContext context;
       auto module = parseBitcodeFile(
-          MemoryBufferRef(StringRef(bitcode->data(), bitcode->size()),
+          MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),
                           "scan-program"),
           context);
       if (!module)
         return module.takeError();
-      auto objects = compileObjects(std::move(*module), builder, optLevel, threads);
-      if (!objects)
-        return objects.takeError();
-      int parts = objects->size();
-      if (!prefix.empty())
-        saveObjects(prefix, *objects);
       std::vector<MlirStringRef> refs;
       for (const std::string &name : names)
         refs.push_back(MlirStringRef{name.data(), name.size()});
-      auto jit = linkObjects(builder, std::move(*objects), names.size(),
-                             refs.data(), addresses.data());
-      if (!jit)
-        return jit.takeError();
-      program.install(std::move(*jit), parts);
+      auto compiled = compileAndLink(std::move(*module), builder, optLevel,
+                                     threads, prefix, names.size(),
+                                     refs.data(), addresses.data());
+      if (!compiled)
+        return compiled.takeError();
+      program.install(std::move(compiled->first), compiled->second);
       return Error::success();
     };
     if (Error err = optimize()) {
@@ -726,8 +736,7 @@ void copyOut(const std::string &text, char *out, size_t size) {
 
 /// Compiles the LLVM-dialect module `op` at `optLevel`, in up to `threads`
 /// parts at once; `symbolNames`/`symbolAddresses` are the run-time library's
-/// symbols the program calls; `*numParts` receives the number of parts.
-/// With `tiered`, a large module is compiled at -O0 first and at `optLevel`
+/// symbols the program calls. With `tiered`, a large module is compiled at -O0 first and at `optLevel`
 /// on a background thread (the header; mlirScanJitWait waits for it).
 /// With `savePrefix`, the objects (of `optLevel`) are also written to
 /// `<savePrefix>.<i>.o` and their number to `<savePrefix>.parts`
@@ -737,8 +746,7 @@ MLIR_CAPI_EXPORTED MlirScanJit *
 mlirScanJitCreate(MlirOperation op, int optLevel, int threads, int tiered,
                   int numSymbols, const MlirStringRef *symbolNames,
                   const uint64_t *symbolAddresses, const char *savePrefix,
-                  int *numParts, char *error, size_t errorSize) {
-  *numParts = 0;
+                  char *error, size_t errorSize) {
   auto program = std::make_unique<MlirScanJit>();
   if (Error err = buildJit(*program, op, optLevel, std::max(threads, 1),
                            tiered != 0, numSymbols, symbolNames,
@@ -746,7 +754,6 @@ mlirScanJitCreate(MlirOperation op, int optLevel, int threads, int tiered,
     copyOut(toString(std::move(err)), error, errorSize);
     return nullptr;
   }
-  *numParts = program->numParts;
   return program.release();
 }
 

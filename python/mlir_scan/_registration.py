@@ -94,8 +94,7 @@ def capi() -> ctypes.CDLL:
     # python/capi/ScanJIT.cpp
     lib.mlirScanJitCreate.argtypes = [
         MlirOperation, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),
-        ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
-        ctypes.c_size_t]
+        ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.mlirScanJitCreate.restype = ctypes.c_void_p
     lib.mlirScanJitLoad.argtypes = [
         ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.POINTER(MlirStringRef),

@@ -476,7 +476,7 @@ def _top_level_ops(module: ir.Module) -> list[ir.Operation]:
     ops: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op is module.operation or op == module.operation:
+        if op == module.operation:
             return ir.WalkResult.ADVANCE
         ops.append(op)
         return ir.WalkResult.SKIP
@@ -659,11 +659,10 @@ class _Jit:
                 tiered: bool = False) -> "_Jit":
         count, refs, addresses = _runtime_symbol_arrays()
         error = ctypes.create_string_buffer(4096)
-        parts = ctypes.c_int(0)
         handle = _registration.capi().mlirScanJitCreate(
             _registration.MlirOperation(_registration._capsule_pointer(module.operation)), opt_level,
             _registration.runtime_library().mlirScanNumThreads(), int(tiered), count, refs, addresses,
-            save_prefix.encode() if save_prefix else None, ctypes.byref(parts), error, len(error))
+            save_prefix.encode() if save_prefix else None, error, len(error))
         if not handle:
             raise RuntimeError(f"compile: LLVM could not compile the program: {error.value.decode()}")
         return cls(handle, cached=False)
@@ -692,11 +691,6 @@ class _Jit:
     def quick(self) -> bool:
         """Whether calls run the quick tier (compiled at -O0)."""
         return bool(_registration.capi().mlirScanJitQuick(self._handle))
-
-    @property
-    def optimizing(self) -> bool:
-        """Whether the optimized tier is still being compiled."""
-        return bool(_registration.capi().mlirScanJitOptimizing(self._handle))
 
     def wait(self) -> None:
         """Waits until the optimized tier is compiled and in use. If LLVM
