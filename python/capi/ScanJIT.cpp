@@ -20,7 +20,10 @@
 // optimized code when it is linked. A call running in the quick code when the
 // optimized code arrives is restarted in it (ScanRuntime.h: the upgrade
 // poll): compiled functions do not write their arguments, so a restart from
-// the beginning gives the same results.
+// the beginning gives the same results. Optimized tiers compile one at a time
+// (each on every core): a program that compiles many functions in a row
+// keeps its own thread's core for the next quick compile, and the optimized
+// compile of a program destroyed before its turn never runs.
 //
 // Calls go through the same packed wrappers as mlir::ExecutionEngine's:
 // `_mlir_<g>(void **args)` for each external function `g`, args[i] pointing
@@ -40,6 +43,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -66,6 +70,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -85,9 +90,53 @@ namespace {
 constexpr size_t kMinPartSize = 200;
 
 /// A module with at least this many instructions is compiled in two tiers
-/// (the header): below, -O3 takes under about 30 ms, which a first call at
-/// -O0 speed could lose again.
-constexpr size_t kMinTieredSize = 600;
+/// (the header). LLVM's -O3 costs about 0.1 ms more per instruction than -O0
+/// on loop code (W3, the polynomial: 497 instructions, 60 ms more; W1, 564,
+/// 40-65 ms), and below about 250 the saving is within what a first call at
+/// -O0 speed can lose again (W2's 80 and W4's 87 gain nothing).
+constexpr size_t kMinTieredSize = 250;
+
+/// The process's one slot for compiling an optimized tier: optimized tiers
+/// compile one at a time, in parts on every core (the header).
+class OptimizerSlot {
+public:
+  /// Waits for the slot; false, without it, once `cancelled` is set (the
+  /// program was destroyed: its optimized code is not needed).
+  bool acquire(const std::atomic<bool> &cancelled) {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return !busy || cancelled; });
+    if (cancelled)
+      return false;
+    busy = true;
+    return true;
+  }
+
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      busy = false;
+    }
+    changed.notify_all();
+  }
+
+  /// Wakes the waiters to look at their `cancelled` flags.
+  void wake() {
+    std::lock_guard<std::mutex> lock(mutex);
+    changed.notify_all();
+  }
+
+  /// The process's slot: never destroyed, as a background thread may still
+  /// wait on it while the process exits.
+  static OptimizerSlot &get() {
+    static OptimizerSlot *slot = new OptimizerSlot();
+    return *slot;
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool busy = false;
+};
 
 /// Gives each function `g` defined with external linkage a wrapper
 /// `_mlir_<g>(void **args)` that loads the arguments from `args[i]` and stores
@@ -579,13 +628,17 @@ struct MlirScanJit {
   std::thread optimizer;
   std::mutex joinMutex; // one thread joins `optimizer`
   std::atomic<bool> optimizing{false};
+  std::atomic<bool> cancelled{false}; // destroyed: no optimized tier needed
   std::atomic<bool> quickCode{false}; // calls run the quick tier
   std::string optimizeError; // why the optimized tier failed, if it did
   int numParts = 0;          // of the current tier
 
   ~MlirScanJit() {
-    if (optimizer.joinable())
+    if (optimizer.joinable()) {
+      cancelled = true;
+      OptimizerSlot::get().wake();
       optimizer.join();
+    }
   }
 
   /// The address of `name` in the current tier (the mutex held).
@@ -690,6 +743,10 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
                                    addresses = std::move(addresses),
                                    prefix = std::move(prefix)]() {
     auto optimize = [&]() -> Error {
+      OptimizerSlot &slot = OptimizerSlot::get();
+      if (!slot.acquire(program.cancelled))
+        return Error::success();
+      auto release = llvm::make_scope_exit([&] { slot.release(); });
       LLVMContext context;
       auto module = parseBitcodeFile(
           MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()),

@@ -14,6 +14,7 @@ bit of a result either.
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import json
 import os
 import subprocess
@@ -159,6 +160,41 @@ def test_a_small_program_is_compiled_in_one_tier(no_compile_cache):
         }"""))
     assert program.tier == "optimized"
     assert program.twice(2.5) == 5.0
+
+
+def test_the_scan_guides_polynomial_is_compiled_in_two_tiers(no_compile_cache):
+    """About 450 LLVM instructions: -O3 takes some 60 ms more than -O0 there
+    (ScanJIT.cpp, kMinTieredSize), most of the first call."""
+    coefficients, x = T.dvector("coefficients"), T.dscalar("x")
+    components, _ = mlir_scan.scan(lambda c, power, x: c * x ** power, outputs_info=None,
+                                   sequences=[coefficients, T.arange(1000, dtype="float64")], non_sequences=x)
+    text = mlir_scan.function([coefficients, x], components.sum()).program._source
+    values = np.random.default_rng(3).standard_normal(1000)
+    program = mlir_scan.compile(text)
+    assert program.tier == "quick"
+    quick = program.f(values, 0.999)
+    assert program.wait().tier == "optimized"
+    assert program.f(values, 0.999) == quick == mlir_scan.compile(text, tiered=False).f(values, 0.999)
+    np.testing.assert_allclose(quick, np.polyval(values[::-1], 0.999), rtol=1e-10)
+
+
+def test_programs_destroyed_while_their_optimized_code_waits_its_turn(no_compile_cache):
+    """Optimized tiers compile one at a time: the programs compiled after the
+    first wait for its compile, and one destroyed meanwhile must neither hang
+    nor take the others' code with it."""
+    text = _rnn_program_text()
+    args = _rnn_args(20)
+    expected = mlir_scan.compile(text, tiered=False).f(*args)
+    programs = [mlir_scan.compile(text) for _ in range(6)]
+    results = [program.f(*args) for program in programs]
+    del programs[1:5]
+    gc.collect()
+    for program in programs:
+        assert program.wait().tier == "optimized"
+        results.append(program.f(*args))
+    for result in results:
+        for r, e in zip(result, expected):
+            np.testing.assert_array_equal(r, e)
 
 
 @pytest.mark.parametrize("hidden, steps", [(32, 300_000), (512, 3_000)])
