@@ -76,5 +76,14 @@ scan::lowerMemRefAccesses(Operation *root,
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   target.addDynamicallyLegalOp<memref::LoadOp, memref::StoreOp>(
       [&](Operation *op) { return !selects(op); });
-  return applyPartialConversion(root, target, std::move(patterns));
+  // Only the selected accesses are converted: the driver's walk over every
+  // op of a large module was most of the pass's time.
+  SmallVector<Operation *> accesses;
+  root->walk([&](Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp>(op) && selects(op))
+      accesses.push_back(op);
+  });
+  if (accesses.empty())
+    return success();
+  return applyPartialConversion(accesses, target, std::move(patterns));
 }

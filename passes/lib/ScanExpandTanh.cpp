@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -171,29 +172,44 @@ Value expandTanh(OpBuilder &b, Location loc, Value x,
   return arith::SelectOp::create(b, loc, isNaN, x, result);
 }
 
-/// Replaces f32/f64 tanh with the expansion in its own precision.
-struct ExpandTanh : OpRewritePattern<math::TanhOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(math::TanhOp op,
-                                PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    Type element = getElementTypeOrSelf(type);
-    if (!(element.isF64() || element.isF32()) ||
-        !(isa<FloatType>(type) || isa<VectorType>(type)))
-      return rewriter.notifyMatchFailure(op, "not an f32/f64 scalar or vector");
-    rewriter.replaceOp(op, expandTanh(rewriter, op.getLoc(), op.getOperand(),
-                                      element.isF64() ? kF64 : kF32));
-    return success();
-  }
-};
+/// The parameters of `op`'s expansion here, or null for an element type
+/// this pass leaves to upstream's expansion.
+const TanhParameters *parametersFor(math::TanhOp op) {
+  Type element = getElementTypeOrSelf(op.getType());
+  return element.isF64() ? &kF64 : element.isF32() ? &kF32 : nullptr;
+}
 
 struct ScanExpandTanhPass
     : scan::impl::ScanExpandTanhBase<ScanExpandTanhPass> {
   void runOnOperation() override {
+    // The tanh ops are collected in one walk and rewritten in place, with no
+    // pattern driver: the greedy driver's folding of every op of a large
+    // function was most of this pass's time, tanh or not.
+    SmallVector<math::TanhOp> ours;
+    SmallVector<Operation *> others;
+    getOperation()->walk([&](math::TanhOp op) {
+      if (!isa<FloatType, VectorType>(op.getType()))
+        return; // tensors: the elementwise-to-linalg conversion's
+      if (parametersFor(op))
+        ours.push_back(op);
+      else
+        others.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (math::TanhOp op : ours) {
+      rewriter.setInsertionPoint(op);
+      rewriter.replaceOp(op, expandTanh(rewriter, op.getLoc(), op.getOperand(),
+                                        *parametersFor(op)));
+    }
+    if (others.empty())
+      return;
+    // f16, bf16, ...: upstream's exp-based expansion (math-expand-ops'), so
+    // that no tanh reaches convert-math-to-llvm, which has no lowering for it.
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandTanh>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    math::populateExpansionPatterns(patterns, {"tanh"});
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(others, std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -67,6 +67,8 @@ struct ScanLowerAssertsPass
     if (asserts.empty())
       return;
     declareFailMessage(module);
+    // Built once: a lookup in the module itself scans all of its ops.
+    SymbolTable symbols(module);
     // One string global per distinct message.
     llvm::StringMap<std::string> globals;
     unsigned counter = 0;
@@ -83,7 +85,7 @@ struct ScanLowerAssertsPass
         std::string name;
         do {
           name = "__mlir_scan_assert_message_" + std::to_string(counter++);
-        } while (SymbolTable::lookupSymbolIn(module, name));
+        } while (symbols.lookup(name));
         it->second = name;
       }
       // createGlobalString reuses nothing: declare each global once and

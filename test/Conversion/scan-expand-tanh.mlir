@@ -29,11 +29,11 @@ func.func @f64_vector(%x: vector<8xf64>) -> vector<8xf64> {
 // << 23.
 // CHECK-LABEL: func.func @f32_scalar
 // CHECK-NOT:     arith.extf
-// CHECK-DAG:     %[[SHIFT:.*]] = arith.constant 23 : i32
-// CHECK-DAG:     %[[BIAS:.*]] = arith.constant 127 : i32
 // CHECK:         math.absf %{{.*}} : f32
 // CHECK:         %[[K:.*]] = arith.fptosi {{.*}} : f32 to i32
+// CHECK:         %[[BIAS:.*]] = arith.constant 127 : i32
 // CHECK:         %[[B:.*]] = arith.addi %[[K]], %[[BIAS]] : i32
+// CHECK:         %[[SHIFT:.*]] = arith.constant 23 : i32
 // CHECK:         arith.shli %[[B]], %[[SHIFT]] : i32
 // CHECK:         arith.bitcast {{.*}} : i32 to f32
 // CHECK:         %[[NAN:.*]] = arith.cmpf uno
@@ -44,13 +44,18 @@ func.func @f32_scalar(%x: f32) -> f32 {
   return %y : f32
 }
 
-// Other element types and tensors are left alone (math-expand-ops and the
-// elementwise-to-linalg conversion handle them).
-// CHECK-LABEL: func.func @left_alone
-// CHECK:         math.tanh %{{.*}} : f16
+// Other element types get upstream's exp-based expansion (math-expand-ops'
+// tanh pattern), so that no tanh reaches convert-math-to-llvm; tensors are
+// left alone (the elementwise-to-linalg conversion handles them).
+// CHECK-LABEL: func.func @other_types
+// CHECK-NOT:     math.tanh %{{.*}} : f16
+// CHECK:         math.exp %{{.*}} : f16
+// CHECK-NOT:     math.tanh %{{.*}} : vector<4xbf16>
+// CHECK:         math.exp %{{.*}} : vector<4xbf16>
 // CHECK:         math.tanh %{{.*}} : tensor<4xf64>
-func.func @left_alone(%x: f16, %t: tensor<4xf64>) -> (f16, tensor<4xf64>) {
+func.func @other_types(%x: f16, %v: vector<4xbf16>, %t: tensor<4xf64>) -> (f16, vector<4xbf16>, tensor<4xf64>) {
   %y = math.tanh %x : f16
+  %w = math.tanh %v : vector<4xbf16>
   %u = math.tanh %t : tensor<4xf64>
-  return %y, %u : f16, tensor<4xf64>
+  return %y, %w, %u : f16, vector<4xbf16>, tensor<4xf64>
 }

@@ -1164,7 +1164,9 @@ def ScanExpandTanh : Pass<"scan-expand-tanh", "::mlir::func::FuncOp"> {
       `|x| < 0.9`, degree 7; `exp(r)` degree 7), within 1.4 ulp; `|x| >= 9.5`
       gives `+-1`.
 
-    Other element types are left to `math-expand-ops`.
+    Other element types (`f16`, `bf16`) get upstream's `exp`-based
+    expansion (the `tanh` pattern of `math-expand-ops`), so that no `tanh`
+    is left for `convert-math-to-llvm`, which has no lowering for it.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
