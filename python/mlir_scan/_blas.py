@@ -45,6 +45,12 @@ def load(runtime: ctypes.CDLL) -> bool:
     if spec is None or spec.origin is None:
         return False
     folder = os.path.join(os.path.dirname(spec.origin), "lib")
+    # OpenBLAS reads its thread count when it loads and starts that many
+    # threads, which spin for a while: with one, it starts none. Only for this
+    # load (NumPy's OpenBLAS has loaded already; child processes keep the
+    # user's setting).
+    saved = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
         names = [n for n in os.listdir(folder) if n.startswith("libscipy_openblas") and ".so" in n]
         library = ctypes.CDLL(os.path.join(folder, sorted(names)[0]))
@@ -52,6 +58,11 @@ def load(runtime: ctypes.CDLL) -> bool:
         set_threads = library[_PREFIX + "openblas_set_num_threads"]
     except (OSError, IndexError, AttributeError):
         return False
+    finally:
+        if saved is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = saved
     set_threads.argtypes = [ctypes.c_int]
     set_threads(1)
     runtime._blas_library = library  # keeps it loaded while the runtime is
