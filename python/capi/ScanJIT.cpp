@@ -628,7 +628,7 @@ struct MlirScanJit {
   std::thread optimizer;
   std::mutex joinMutex; // one thread joins `optimizer`
   std::atomic<bool> optimizing{false};
-  std::atomic<bool> cancelled{false}; // destroyed: no optimized tier needed
+  std::atomic<bool> cancelled{false}; // no optimized tier needed any more
   std::atomic<bool> quickCode{false}; // calls run the quick tier
   std::string optimizeError; // why the optimized tier failed, if it did
   int numParts = 0;          // of the current tier
@@ -924,6 +924,14 @@ MLIR_CAPI_EXPORTED void mlirScanJitWait(MlirScanJit *jit, char *error,
   }
   std::lock_guard<std::mutex> lock(jit->mutex);
   copyOut(jit->optimizeError, error, errorSize);
+}
+
+/// Gives up the optimized tier if its compile has not started (it waits for
+/// the process's slot): calls keep running the quick code. A compile that
+/// has started finishes; mlirScanJitWait waits for it.
+MLIR_CAPI_EXPORTED void mlirScanJitCancel(MlirScanJit *jit) {
+  jit->cancelled = true;
+  OptimizerSlot::get().wake();
 }
 
 MLIR_CAPI_EXPORTED void mlirScanJitDestroy(MlirScanJit *jit) { delete jit; }

@@ -114,6 +114,8 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanJitOptimizing.restype = ctypes.c_int
     lib.mlirScanJitWait.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.mlirScanJitWait.restype = None
+    lib.mlirScanJitCancel.argtypes = [ctypes.c_void_p]
+    lib.mlirScanJitCancel.restype = None
     lib.mlirScanJitDestroy.argtypes = [ctypes.c_void_p]
     lib.mlirScanJitDestroy.restype = None
     return lib

@@ -702,6 +702,12 @@ class _Jit:
             warnings.warn(f"mlir_scan: LLVM could not compile the optimized code, calls keep running the "
                           f"quick code: {error.value.decode()}", RuntimeWarning, stacklevel=2)
 
+    def cancel(self) -> None:
+        """Gives up the optimized code if its compile has not started; calls
+        keep running the quick code (:meth:`wait` still waits for a compile
+        that has started)."""
+        _registration.capi().mlirScanJitCancel(self._handle)
+
     def entry(self, symbol: str) -> int:
         """The address of the word holding `symbol`'s address in the current tier."""
         data = symbol.encode()
@@ -739,14 +745,23 @@ def wait_optimized() -> None:
     a builder function compiled).
 
     Also called before the process forks (a child has no copy of a background
-    compile, and would never get the optimized code) and before it exits (LLVM
-    must not be torn down under a running compile).
+    compile, and would never get the optimized code). At exit, only the
+    running compile is waited for (:func:`_finish_at_exit`).
     """
     for jit in list(_OPTIMIZING):
         jit.wait()
 
 
-atexit.register(wait_optimized)
+def _finish_at_exit() -> None:
+    """At exit, the optimized compiles that wait for their turn are dropped
+    (nothing will call their code) and the running one is waited for: LLVM
+    must not be torn down under it."""
+    for jit in list(_OPTIMIZING):
+        jit.cancel()
+    wait_optimized()
+
+
+atexit.register(_finish_at_exit)
 os.register_at_fork(before=wait_optimized)
 
 

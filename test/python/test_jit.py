@@ -197,6 +197,27 @@ def test_programs_destroyed_while_their_optimized_code_waits_its_turn(no_compile
             np.testing.assert_array_equal(r, e)
 
 
+def test_a_process_exits_without_the_optimized_compiles_still_waiting(no_compile_cache):
+    """Twelve programs compiled and called once: at exit the compiles still
+    waiting for their turn are dropped (``_finish_at_exit``), the running one
+    finishes, and the process exits cleanly."""
+    child = textwrap.dedent(f"""
+        import numpy as np, mlir_scan
+        from test_jit import _rnn_args
+        text = {_rnn_program_text()!r}
+        args = _rnn_args(5)
+        programs = [mlir_scan.compile(text + "// " + str(i)) for i in range(12)]
+        results = [p.f(*args) for p in programs]
+        assert all(np.array_equal(r[1], results[0][1]) for r in results)
+        print("quick", sum(p.tier == "quick" for p in programs))
+    """)
+    env = dict(os.environ, MLIR_SCAN_CACHE="0", PYTHONPATH=os.path.dirname(__file__))
+    done = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    word, quick = done.stdout.split()
+    assert word == "quick" and int(quick) > 0  # compiles were still waiting at exit
+
+
 @pytest.mark.parametrize("hidden, steps", [(32, 300_000), (512, 3_000)])
 def test_a_call_running_in_the_quick_code_restarts_in_the_optimized_code(no_compile_cache, hidden, steps):
     """A call that runs at -O0 for well over the time LLVM takes at -O3 (at
