@@ -101,7 +101,7 @@ constexpr size_t kMinTieredSize = 250;
 class OptimizerSlot {
 public:
   /// Waits for the slot; false, without it, once `cancelled` is set (the
-  /// program was destroyed: its optimized code is not needed).
+  /// program was destroyed, or the process exits: mlirScanJitCancel).
   bool acquire(const std::atomic<bool> &cancelled) {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&] { return !busy || cancelled; });
