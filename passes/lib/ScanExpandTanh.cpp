@@ -185,21 +185,21 @@ struct ScanExpandTanhPass
     // The tanh ops are collected in one walk and rewritten in place, with no
     // pattern driver: the greedy driver's folding of every op of a large
     // function was most of this pass's time, tanh or not.
-    SmallVector<math::TanhOp> ours;
+    SmallVector<std::pair<math::TanhOp, const TanhParameters *>> ours;
     SmallVector<Operation *> others;
     getOperation()->walk([&](math::TanhOp op) {
       if (!isa<FloatType, VectorType>(op.getType()))
         return; // tensors: the elementwise-to-linalg conversion's
-      if (parametersFor(op))
-        ours.push_back(op);
+      if (const TanhParameters *parameters = parametersFor(op))
+        ours.emplace_back(op, parameters);
       else
         others.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (math::TanhOp op : ours) {
+    for (auto [op, parameters] : ours) {
       rewriter.setInsertionPoint(op);
       rewriter.replaceOp(op, expandTanh(rewriter, op.getLoc(), op.getOperand(),
-                                        *parametersFor(op)));
+                                        *parameters));
     }
     if (others.empty())
       return;

@@ -635,10 +635,15 @@ struct MlirScanJit {
 
   ~MlirScanJit() {
     if (optimizer.joinable()) {
-      cancelled = true;
-      OptimizerSlot::get().wake();
+      cancel();
       optimizer.join();
     }
+  }
+
+  /// Gives up the optimized tier if its compile still waits for the slot.
+  void cancel() {
+    cancelled = true;
+    OptimizerSlot::get().wake();
   }
 
   /// The address of `name` in the current tier (the mutex held).
@@ -929,10 +934,7 @@ MLIR_CAPI_EXPORTED void mlirScanJitWait(MlirScanJit *jit, char *error,
 /// Gives up the optimized tier if its compile has not started (it waits for
 /// the process's slot): calls keep running the quick code. A compile that
 /// has started finishes; mlirScanJitWait waits for it.
-MLIR_CAPI_EXPORTED void mlirScanJitCancel(MlirScanJit *jit) {
-  jit->cancelled = true;
-  OptimizerSlot::get().wake();
-}
+MLIR_CAPI_EXPORTED void mlirScanJitCancel(MlirScanJit *jit) { jit->cancel(); }
 
 MLIR_CAPI_EXPORTED void mlirScanJitDestroy(MlirScanJit *jit) { delete jit; }
 
