@@ -189,3 +189,93 @@ func.func @safe_divisors(%x: i64, %y: i64) -> (i64, i64, i64, i64) {
   %d = arith.divsi %c7, %m1 : i64
   return %a, %b, %c, %d : i64, i64, i64, i64
 }
+
+// -----
+
+// Linalg ops whose maps take each operand dimension from one loop: each
+// dimension is compared with its loop's size (the first operand dimension
+// that is that loop), unless some loop is empty, as the upstream model does.
+// Two inputs of one elementwise op: one check; the init, a tensor.empty of
+// the first input's sizes, needs none.
+// CHECK-LABEL: func.func @elementwise_sizes
+// CHECK-SAME:      (%[[A:.*]]: tensor<?xf64>, %[[B:.*]]: tensor<?xf64>)
+// CHECK-DAG:     %[[NA:.*]] = tensor.dim %[[A]], %c0
+// CHECK-DAG:     %[[NB:.*]] = tensor.dim %[[B]], %c0
+// CHECK:         %[[SAME:.*]] = arith.cmpi eq, %[[NB]], %[[NA]] : index
+// CHECK:         %[[EMPTY:.*]] = arith.cmpi eq, %[[NA]], %{{.*}} : index
+// CHECK:         %[[OK:.*]] = arith.ori %[[EMPTY]], %[[SAME]] : i1
+// CHECK:         cf.assert %[[OK]], "{{.*}}: dimension #0 of input/output operand #1 is incompatible with inferred dimension size"
+// CHECK-NOT:     cf.assert
+// CHECK:         linalg.generic
+func.func @elementwise_sizes(%a: tensor<?xf64>, %b: tensor<?xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf64>
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<?xf64>, tensor<?xf64>) outs(%e : tensor<?xf64>) {
+  ^bb0(%x: f64, %y: f64, %o: f64):
+    %m = arith.mulf %x, %y : f64
+    linalg.yield %m : f64
+  } -> tensor<?xf64>
+  return %g : tensor<?xf64>
+}
+
+// -----
+
+// A transpose into a tensor.empty of its input's sizes, sizes read before it:
+// every size is its loop's own, no check of the sizes at all (the asserts
+// before are the upstream model of tensor.dim, which later canonicalization
+// folds away on ranked tensors).
+// CHECK-LABEL: func.func @transpose_own_sizes
+// CHECK-NOT:     inferred dimension size
+// CHECK:         linalg.transpose
+func.func @transpose_own_sizes(%a: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %d1 = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %e = tensor.empty(%d1, %d0) : tensor<?x?xf64>
+  %t = linalg.transpose ins(%a : tensor<?x?xf64>) outs(%e : tensor<?x?xf64>) permutation = [1, 0]
+  return %t : tensor<?x?xf64>
+}
+
+// -----
+
+// A constant position (a broadcast row): inside a static dimension, no check;
+// against a dynamic one, the position must be inside it (size > position).
+// CHECK-LABEL: func.func @constant_positions
+// CHECK-SAME:      (%[[R:.*]]: tensor<1x?xf64>, %[[S:.*]]: tensor<?x?xf64>, %[[O:.*]]: tensor<?x?xf64>)
+// CHECK:         cf.assert %{{.*}}, "{{.*}}: dimension #1 of input/output operand #1 is incompatible with inferred dimension size"
+// CHECK-NOT:     cf.assert
+// CHECK:         linalg.generic
+// CHECK:         %[[ROWS:.*]] = tensor.dim %[[S]], %c0
+// CHECK:         %[[INSIDE:.*]] = arith.cmpi sgt, %[[ROWS]], %c2
+// CHECK:         %[[OK:.*]] = arith.ori %{{.*}}, %[[INSIDE]] : i1
+// CHECK:         cf.assert %[[OK]], "{{.*}}: dimension #0 of input/output operand #0 is incompatible with inferred dimension size"
+// CHECK:         linalg.generic
+func.func @constant_positions(%r: tensor<1x?xf64>, %s: tensor<?x?xf64>, %o: tensor<?x?xf64>) -> (tensor<?x?xf64>, tensor<?x?xf64>) {
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%r : tensor<1x?xf64>) outs(%o : tensor<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    linalg.yield %x : f64
+  } -> tensor<?x?xf64>
+  %h = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (2, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<?x?xf64>) outs(%o : tensor<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    linalg.yield %x : f64
+  } -> tensor<?x?xf64>
+  return %g, %h : tensor<?x?xf64>, tensor<?x?xf64>
+}
+
+// -----
+
+// Other maps (`d0 + d1`) keep the upstream model's checks.
+// CHECK-LABEL: func.func @sliding_window
+// CHECK:         scf.if
+// CHECK:           cf.assert %{{.*}}, "{{.*}}: unexpected negative result on dimension #0 of input/output operand #0"
+// CHECK:           cf.assert %{{.*}}, "{{.*}}: dimension #0 of input/output operand #0 is incompatible with inferred dimension size"
+// CHECK:         linalg.generic
+func.func @sliding_window(%x: tensor<?xf64>, %o: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?xf64>) outs(%o : tensor<?x?xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    linalg.yield %a : f64
+  } -> tensor<?x?xf64>
+  return %g : tensor<?x?xf64>
+}

@@ -291,6 +291,61 @@ def test_raw_ir_with_mismatched_shapes_raises_naming_the_op(call, line, what):
     assert f"(line {line}, column" in lines[0], lines
 
 
+# Linalg ops with mismatched sizes (scan-runtime-verification's own check of maps that take
+# each dimension from one loop or a constant): a mismatch raises, an empty loop accesses
+# nothing and passes (as the upstream model), a constant row must be inside its dimension.
+_LINALG = """
+#id2 = affine_map<(i, j) -> (i, j)>
+#tr2 = affine_map<(i, j) -> (j, i)>
+#row2 = affine_map<(i, j) -> (2, j)>
+func.func @add_transposed(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf64>
+  %n = tensor.dim %a, %c1 : tensor<?x?xf64>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf64>
+  %r = linalg.generic {indexing_maps = [#id2, #tr2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) outs(%e : tensor<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64, %o: f64):
+    %s = arith.addf %x, %y : f64
+    linalg.yield %s : f64
+  } -> tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+func.func @third_row(%s: tensor<?x?xf64>, %o: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %r = linalg.generic {indexing_maps = [#row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<?x?xf64>) outs(%o : tensor<?x?xf64>) {
+  ^bb0(%x: f64, %y: f64):
+    linalg.yield %x : f64
+  } -> tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("call, what", [
+    ("p.add_transposed(np.ones((2, 3)), np.ones((2, 3)))", "dimension #0 of input/output operand #1 is incompatible"),
+    ("p.add_transposed(np.ones((2, 3)), np.ones((3, 3)))", "dimension #1 of input/output operand #1 is incompatible"),
+    ("p.add_transposed(np.ones((1, 3)), np.ones((4, 0)))", "dimension #0 of input/output operand #1 is incompatible"),
+    ("p.third_row(np.ones((2, 4)), np.ones((5, 4)))", "dimension #0 of input/output operand #0 is incompatible"),
+    ("p.third_row(np.ones((3, 4)), np.ones((5, 3)))", "dimension #1 of input/output operand #1 is incompatible"),
+])
+def test_linalg_sizes_that_disagree_raise(call, what):
+    lines = run_child(f"p = mlir_scan.compile('''{_LINALG}''')\nreport(lambda: {call})\n")
+    assert lines[0].startswith(f"RAISED ValueError: {what}"), lines
+
+
+def test_linalg_sizes_that_agree_or_loops_that_are_empty_run():
+    p = mlir_scan.compile(_LINALG)
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2) * 10
+    np.testing.assert_array_equal(p.add_transposed(a, b), a + b.T)
+    # An empty loop reads no element: the other sizes are not compared (the upstream model's rule).
+    assert p.add_transposed(np.ones((0, 3)), np.ones((3, 7))).shape == (0, 3)
+    s, o = np.arange(12.0).reshape(3, 4), np.zeros((5, 4))
+    np.testing.assert_array_equal(p.third_row(s, o), np.broadcast_to(s[2], (5, 4)))
+    assert p.third_row(np.ones((1, 4)), np.zeros((0, 4))).shape == (0, 4)
+
+
 _ROWS = """
 func.func @state(%n: index, %h0: tensor<?xf64>, %other: tensor<?xf64>) -> tensor<?x?xf64> {
   %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%other : tensor<?xf64>) {
