@@ -572,3 +572,61 @@ def test_ultra_fast_sigmoid_is_theanos_approximation():
     assert np.max(np.abs(got - 1 / (1 + np.exp(-xv)))) < 0.03
     f = T.fvector("f")
     assert T.nnet.ultra_fast_sigmoid(f).dtype == "float32"
+
+
+# -- verify_grad: Theano's gradient check -----------------------------------------------------------
+
+
+def test_verify_grad_accepts_correct_gradients_including_a_scan():
+    rng = np.random.RandomState(0)
+    T.verify_grad(lambda x, W: T.dot(x, W).sum(axis=0), [rng.rand(3, 4), rng.rand(4, 2)], rng=rng)
+
+    def rnn(x0, W):
+        out, _ = theano.scan(lambda h, W: T.tanh(T.dot(h, W)), outputs_info=x0, non_sequences=W, n_steps=4)
+        return out
+
+    theano.gradient.verify_grad(rnn, [rng.rand(3), rng.rand(3, 3)], rng=rng)
+    T.verify_grad(lambda x: T.exp(x).sum(), [rng.rand(5).astype("float32")], rng=rng)  # float32 tolerances
+
+
+def test_verify_grad_raises_on_a_wrong_gradient():
+    # grad_scale doubles the gradient of an op whose value is unchanged: finite differences see it.
+    rng = np.random.RandomState(1)
+    with pytest.raises(T.verify_grad.E_grad) as info:
+        T.verify_grad(lambda x: theano.gradient.grad_scale(x, 2.0) ** 2, [np.array([1.0, 2.0])], rng=rng)
+    error = info.value
+    assert error.arg == 0 and error.shape == (2,)
+    assert error.val1 == pytest.approx(2 * error.val2, rel=1e-3)  # analytic = twice the numeric gradient
+    assert "argument 0" in str(error)
+
+
+def test_verify_grad_rejects_what_theano_rejects():
+    rng = np.random.RandomState(2)
+    with pytest.raises(TypeError, match="rng"):
+        T.verify_grad(lambda x: x.sum(), [np.ones(2)])
+    with pytest.raises(ValueError, match="one variable"):
+        T.verify_grad(lambda x: [x.sum(), x.sum()], [np.ones(2)], rng=rng)
+    with pytest.raises(TypeError, match="floats"):
+        T.verify_grad(lambda x: x.sum(), [np.ones(2, dtype="int64")], rng=rng)
+
+
+def test_python_float_is_floatx_when_it_meets_float64_as_in_theano():
+    # Theano's autocast: with floatX=float32 a Python float becomes a float32 constant, then is
+    # upcast (dvector * 1.1 multiplies by 1.1f); PyTensor does the same.
+    x = T.dvector("x")
+    with theano.change_flags(floatX="float32"):
+        f = theano.function([x], x * 1.1)
+    np.testing.assert_array_equal(f([3.0, 7.0]), np.array([3.0, 7.0]) * np.float64(np.float32(1.1)))
+    g = theano.function([x], x * 1.1)  # floatX=float64: the float as it is
+    np.testing.assert_array_equal(g([3.0, 7.0]), np.array([3.0, 7.0]) * 1.1)
+    with theano.change_flags(floatX="float32"):  # not representable in float32: stays float64
+        h = theano.function([x], x * 1e300)
+    np.testing.assert_array_equal(h([2.0]), [2e300])
+
+
+def test_opt_assert_is_theanos_other_name_for_assert_op():
+    x = T.dscalar("x")
+    f = theano.function([x], T.opt.assert_(x, T.gt(x, 0)))
+    assert float(f(2.0)) == 2.0
+    with pytest.raises(AssertionError):
+        f(-1.0)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import config, gradient, graph, ifelse, printing, rop, sandbox, scalar, scan_module, tensor
+from . import config, gradient, gradient_check, graph, ifelse, printing, rop, sandbox, scalar, scan_module, tensor
 from .config import change_flags
 from .function import Function, In, Out, function
 from .gradient import disconnected_grad, grad, hessian, jacobian
@@ -64,6 +64,13 @@ for _name in ("grad", "jacobian", "hessian"):
     setattr(tensor.basic, _name, getattr(gradient, _name))
     if _name not in tensor.__all__:
         tensor.__all__.append(_name)
+
+# Theano's gradient check (``gradient_check`` sits above ``function``): ``T.verify_grad`` /
+# ``theano.gradient.verify_grad``.
+for _module in (tensor, gradient):
+    _module.verify_grad = gradient_check.verify_grad
+    if "verify_grad" not in _module.__all__:
+        _module.__all__.append("verify_grad")
 
 # Forward mode (``rop`` sits above ``gradient``): ``T.Rop`` / ``theano.gradient.Rop`` and ``Lop``.
 for _name in ("Rop", "Lop"):

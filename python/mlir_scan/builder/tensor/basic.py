@@ -297,6 +297,10 @@ def _python_dtype(x: Any, like: str | None = None) -> str | None:
         if like is not None and is_float(like):
             if like == "float32" and np.isfinite(x) and not np.isfinite(np.float32(x)):
                 return "float64"
+            if like == "float64" and _floatX() == "float32" and np.isfinite(np.float32(x)):
+                # Theano's autocast: with floatX=float32 a Python float is a float32
+                # constant, upcast where it meets float64 (``dvector * 1.1`` uses 1.1f).
+                return "float32"
             return like
         return _floatX()
     return None

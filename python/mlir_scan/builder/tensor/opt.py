@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..ops import misc
 from .basic import as_tensor_variable
 
-__all__ = ["Assert", "assert_op"]
+__all__ = ["Assert", "assert_op", "assert_"]
 
 
 class Assert(misc.Assert):
@@ -31,3 +31,5 @@ class Assert(misc.Assert):
 
 #: Theano's ``theano.tensor.opt.assert_op``: ``assert_op(x, cond, ...)``.
 assert_op = Assert()
+#: Theano's other name for it (``theano.tensor.opt.assert_``).
+assert_ = assert_op
