@@ -74,14 +74,15 @@ def _alias_moved_modules() -> None:
 _alias_moved_modules()
 
 from .builder import (  # noqa: E402,A004
-    Function, In, MissingInputError, Out, SharedVariable, UnusedInputError, change_flags, clone, clone_replace, config,
+    Function, In, MissingInputError, Mode, Out, SharedVariable, UnusedInputError, change_flags, clone, clone_replace,
+    config,
     disconnected_grad, dot, foldl, foldr, function, grad, gradient, hessian, jacobian, map, reduce, scan,
     scan_checkpoints, scan_module, shared, tensor, until,
 )
 
 __all__ += [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
-    "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
+    "scan_checkpoints", "function", "Function", "Mode", "shared", "SharedVariable", "dot",
     "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox", "gradient",
     "grad", "jacobian", "hessian", "disconnected_grad", "change_flags", "printing", "scalar",
 ]

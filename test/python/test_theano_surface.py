@@ -630,3 +630,24 @@ def test_opt_assert_is_theanos_other_name_for_assert_op():
     assert float(f(2.0)) == 2.0
     with pytest.raises(AssertionError):
         f(-1.0)
+
+
+def test_mode_objects_choose_whether_the_scan_rewrites_run():
+    # theano.Mode(optimizer=None) compiles as FAST_COMPILE (no scan rewrites); another optimizer as
+    # FAST_RUN. The step's W * 2 does not depend on the state: FAST_RUN pushes it out of the scan.
+    W = T.dvector("W")
+    h0 = T.dvector("h0")
+    out, _ = theano.scan(lambda h, W: h + W * 2.0, outputs_info=h0, non_sequences=W, n_steps=3)
+
+    def optimized_ir(mode):
+        f = theano.function([W, h0], out, mode=mode)
+        np.testing.assert_allclose(f([1.0, 2.0], [0.0, 0.0]), [[2.0, 4.0], [4.0, 8.0], [6.0, 12.0]])
+        return f.program.ir("optimized")
+
+    unoptimized = optimized_ir("FAST_COMPILE")
+    assert optimized_ir(theano.Mode(linker="py", optimizer=None)) == unoptimized
+    fast_run = optimized_ir("FAST_RUN")
+    assert fast_run != unoptimized
+    assert optimized_ir(theano.Mode(optimizer="fast_run").excluding("scanOp_pushout_nonseqs_ops")) == fast_run
+    mode = theano.Mode().including("a").excluding("b").requiring("c")
+    assert (mode.included, mode.excluded, mode.required) == (("a",), ("b",), ("c",))

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import config, gradient, gradient_check, graph, ifelse, printing, rop, sandbox, scalar, scan_module, tensor
+from . import config, gradient, gradient_check, graph, mode, ifelse, printing, rop, sandbox, scalar, scan_module, tensor
 from .config import change_flags
 from .function import Function, In, Out, function
+from .mode import Mode
 from .gradient import disconnected_grad, grad, hessian, jacobian
 from .graph import MissingInputError, UnusedInputError, clone_replace
 from .scan_module import clone, foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: A004
@@ -39,7 +40,7 @@ from .tensor import dot
 
 __all__ = [
     "config", "tensor", "scan_module", "scan", "map", "reduce", "foldl", "foldr", "until",
-    "scan_checkpoints", "function", "Function", "shared", "SharedVariable", "dot",
+    "scan_checkpoints", "function", "Function", "Mode", "shared", "SharedVariable", "dot",
     "MissingInputError", "UnusedInputError", "In", "Out", "clone", "clone_replace", "sandbox",
     "gradient", "grad", "jacobian", "hessian", "disconnected_grad", "ifelse", "change_flags",
     "printing", "scalar",

@@ -40,6 +40,7 @@ from . import config
 from . import tensor as T
 from .emitter import ModuleEmitter
 from .ops.shape import fold_shapes
+from .mode import UNOPTIMIZED, Mode
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
 from .scan_module import _Placeholder
 from .sharedvar import SharedVariable, filter_value
@@ -66,10 +67,13 @@ def _compile(text: str, optimize: bool, target: str = "cpu", **cuda_options: Any
 def _optimizes(mode: Any) -> bool:
     """Whether `mode` runs the scan rewrites: all modes but ``FAST_COMPILE``, and
     ``Mode`` (the default) with ``config.optimizer`` one of Theano's unoptimized
-    settings (``"fast_compile"``, ``"merge"``, ``"None"``)."""
+    settings (``"fast_compile"``, ``"merge"``, ``"None"``); a :class:`~.mode.Mode`
+    object by its ``optimizer``."""
+    if isinstance(mode, Mode):
+        return mode.optimizes
     if mode == "FAST_COMPILE":
         return False
-    if mode in (None, "Mode") and config.optimizer in ("fast_compile", "merge", "None"):
+    if mode in (None, "Mode") and config.optimizer in UNOPTIMIZED:
         return False
     return True
 
