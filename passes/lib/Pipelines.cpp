@@ -28,6 +28,8 @@ constexpr llvm::StringLiteral kBufferizeInPlace =
     "func.func(scan-fresh-elementwise-inits),"
     "eliminate-empty-tensors,"
     "empty-tensor-to-alloc-tensor,"
+    // After the last canonicalization that could fold a dim's index.
+    "func.func(scan-guard-dim-indices),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     // Before canonicalize: the casts to the identity layout it inserts at

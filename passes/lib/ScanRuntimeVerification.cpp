@@ -53,13 +53,6 @@ std::string placeOf(Location loc) {
   return place;
 }
 
-/// "<file:line:col>: <what>": what the run-time library reports.
-std::string locatedMessage(Operation *op, StringRef what) {
-  std::string place = placeOf(op->getLoc());
-  if (place.empty())
-    return (op->getName().getStringRef() + ": " + what).str();
-  return place + ": " + what.str();
-}
 
 /// `lo <= v < hi`.
 Value inRange(OpBuilder &b, Location loc, Value v, Value lo, Value hi) {
@@ -99,7 +92,7 @@ void verifySlice(OpBuilder &b, Operation *op, Value full,
       continue;
     cf::AssertOp::create(
         b, loc, ok,
-        locatedMessage(op, ("slice out of bounds along dimension " + Twine(d) +
+        scan::locatedMessage(op, ("slice out of bounds along dimension " + Twine(d) +
                             " (offset, size, stride against the size of the "
                             "dimension)")
                                .str()));
@@ -111,7 +104,7 @@ void verifySlice(OpBuilder &b, Operation *op, Value full,
 void assertAt(OpBuilder &b, Operation *op, Value ok, const Twine &what) {
   if (auto constant = getConstantIntValue(ok); constant && *constant)
     return;
-  cf::AssertOp::create(b, op->getLoc(), ok, locatedMessage(op, what.str()));
+  cf::AssertOp::create(b, op->getLoc(), ok, scan::locatedMessage(op, what.str()));
 }
 
 Value constI64(OpBuilder &b, Location loc, int64_t v) {
@@ -576,7 +569,7 @@ struct ScanRuntimeVerificationPass
         // (the upstream model's checks, in fewer ops)
       } else {
         cast<RuntimeVerifiableOpInterface>(op).generateRuntimeVerification(
-            b, op->getLoc(), locatedMessage);
+            b, op->getLoc(), scan::locatedMessage);
       }
       ++numVerified;
     }
@@ -589,3 +582,10 @@ struct ScanRuntimeVerificationPass
 };
 
 } // namespace
+
+std::string mlir::scan::locatedMessage(Operation *op, StringRef what) {
+  std::string place = placeOf(op->getLoc());
+  if (place.empty())
+    return (op->getName().getStringRef() + ": " + what).str();
+  return place + ": " + what.str();
+}

@@ -1212,3 +1212,31 @@ def test_a_pass_that_reports_an_error_without_failing_is_an_mlir_error():
     assert lines[0].startswith("RAISED Failure while executing pass pipeline:"), lines
     assert "division by non-positive value" in lines[0] and '"-":3:' in lines[0], lines
     assert lines[1] == "RETURNED None", lines
+
+
+# A dim op with a negative constant index (valid IR, out of bounds at run time): bufferization's
+# memref.dim asserted on it and aborted the process; it now fails the call as an index past the
+# rank does (scan-guard-dim-indices), folded from a computed index too, with or without the rewrites.
+_NEGATIVE_DIM = """
+func.func @constant(%a: tensor<?xf64>) -> index {
+  %c = arith.constant -1 : index
+  %d = tensor.dim %a, %c : tensor<?xf64>
+  return %d : index
+}
+func.func @computed(%a: tensor<?xf64>) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = arith.subi %c0, %c1 : index
+  %d = tensor.dim %a, %m : tensor<?xf64>
+  return %d : index
+}
+"""
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+@pytest.mark.parametrize("function, line", [("constant", 4), ("computed", 11)])
+def test_a_negative_constant_dim_index_fails_the_call(function, line, optimize):
+    lines = run_child(f"p = mlir_scan.compile('''{_NEGATIVE_DIM}''', optimize={optimize})\n"
+                      f"report(lambda: p.{function}(np.ones(3)))\n")
+    assert lines[0].startswith("RAISED ValueError: index is out of bounds"), lines
+    assert f"(line {line}, column" in lines[0], lines

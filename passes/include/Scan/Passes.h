@@ -28,6 +28,12 @@ void materializeSelfFolds(ModuleOp module);
 /// folder aborts).
 void genericizeFoldHazards(ModuleOp module);
 
+/// `"<file>:<line>:<col>: <what>"` for the first file location of `op`
+/// (`"<op name>: <what>"` without one): the message of a run-time check,
+/// which the run-time library reports and Python turns into a ValueError
+/// naming the line.
+std::string locatedMessage(Operation *op, StringRef what);
+
 /// Reports (a located error) the first op under `root` that uses a tensor
 /// or memref type whose static sizes multiply to more than 2**63 - 1
 /// elements: no buffer can have them, and the upstream memref code asserts

@@ -1260,6 +1260,36 @@ def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::fu
   ];
 }
 
+def ScanGuardDimIndices : Pass<"scan-guard-dim-indices", "::mlir::func::FuncOp"> {
+  let summary = "Make a dim op with a constant negative index fail at run time";
+  let description = [{
+    `tensor.dim %t, %i` with `%i` a negative constant is valid IR (an
+    out-of-bounds index is undefined behaviour, which
+    `scan-runtime-verification` checks at run time), but upstream code reads
+    the index as an unsigned position: once bufferized, building or folding
+    the `memref.dim` asserts (`isDynamicDim`), aborting the compiling
+    process. This pass runs just before bufferization, after the last
+    canonicalization that could fold an index to a constant, and replaces
+    every `tensor.dim` / `memref.dim` whose index is a negative constant by
+    an assertion that always fails, with the op's location (`"<file>:<line>:
+    <col>: index is out of bounds"`, the message of the run-time check), and
+    a 0 in place of its result. A call reaching it fails with a
+    `ValueError`, as one with an index past the rank does.
+
+    ```mlir
+    %d = tensor.dim %t, %c-1 : tensor<?xf64>
+    // becomes
+    %false = arith.constant false
+    cf.assert %false, "model.mlir:3:8: index is out of bounds"
+    %d = arith.constant 0 : index
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect"];
+  let statistics = [
+    Statistic<"numGuarded", "guarded-dims", "Dim ops with a negative constant index replaced">
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // GPU lowering (scan-to-nvvm)
 //===----------------------------------------------------------------------===//
