@@ -1763,7 +1763,10 @@ def run(source: str | ir.Module, func_name: str, *args: Any) -> Any:
     Inputs are never modified.
     """
     text = _module_text(source)
-    with ir.Context(), ir.Location.unknown():
+    with (context := ir.Context()), ir.Location.unknown():
+        # MLIR's threads off: it verifies functions on them, and the bindings'
+        # error capture then makes Python objects without the GIL (an abort).
+        context.enable_multithreading(False)
         module = ir.Module.parse(text)
         program = _Program(module)
         func = program.func(func_name)

@@ -36,6 +36,7 @@ memory the native code allocated for them.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -47,7 +48,7 @@ import threading
 import warnings
 import weakref
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -465,6 +466,25 @@ def _compile_context() -> ir.Context:
     return context
 
 
+@contextlib.contextmanager
+def _single_threaded(context: ir.Context) -> Iterator[None]:
+    """MLIR's threads off in `context` while the body parses or verifies.
+
+    MLIR verifies the functions of a module on its thread pool, and the
+    bindings' error capture makes Python objects (each diagnostic's location)
+    on the thread that reports: without the GIL there, nanobind aborts the
+    process ("attempted to change the reference count of a Python object
+    while the GIL was not held") when several functions fail to verify. The
+    pass pipelines, whose diagnostics mlir-scan's C API collects, keep the
+    threads.
+    """
+    context.enable_multithreading(False)
+    try:
+        yield
+    finally:
+        context.enable_multithreading(True)
+
+
 def _top_level_ops(module: ir.Module) -> list[ir.Operation]:
     """The operations of `module`'s body, as plain operations.
 
@@ -862,7 +882,8 @@ class Program:
         self._source = text
         self._steps = steps
         with self._context, ir.Location.unknown():
-            module = ir.Module.parse(text)
+            with _single_threaded(self._context):
+                module = ir.Module.parse(text)
             self._functions = self._collect_functions(module)
             self._run_steps(module, steps, keep)
         return module
@@ -879,7 +900,8 @@ class Program:
                         _registration.MlirModule(_registration._capsule_pointer(module)))
                 if stage in _VERIFIED_AT_THE_END:
                     _run_pass_manager(_pass_manager(pipeline, verify_each=False), module)
-                    module.operation.verify()
+                    with _single_threaded(module.context):
+                        module.operation.verify()
                 else:
                     _run_pass_manager(_pass_manager(pipeline), module)
             if stage == "llvm":
@@ -893,8 +915,9 @@ class Program:
         if stage not in self._stages:
             names = ["input"] + [name for name, _ in self._steps]
             steps = self._steps[:names.index(stage)]
-            with _compile_context(), ir.Location.unknown():
-                module = ir.Module.parse(self._source)
+            with (context := _compile_context()), ir.Location.unknown():
+                with _single_threaded(context):
+                    module = ir.Module.parse(self._source)
                 self._collect_functions(module)
                 self._run_steps(module, steps, ())
                 self._stages[stage] = str(module)
