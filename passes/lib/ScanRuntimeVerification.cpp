@@ -26,6 +26,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/RuntimeVerifiableOpInterface.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir {
 namespace scan {
@@ -52,7 +53,6 @@ std::string placeOf(Location loc) {
   });
   return place;
 }
-
 
 /// `lo <= v < hi`.
 Value inRange(OpBuilder &b, Location loc, Value v, Value lo, Value hi) {
@@ -92,10 +92,11 @@ void verifySlice(OpBuilder &b, Operation *op, Value full,
       continue;
     cf::AssertOp::create(
         b, loc, ok,
-        scan::locatedMessage(op, ("slice out of bounds along dimension " + Twine(d) +
-                            " (offset, size, stride against the size of the "
-                            "dimension)")
-                               .str()));
+        scan::locatedMessage(op, ("slice out of bounds along dimension " +
+                                  Twine(d) +
+                                  " (offset, size, stride against the size "
+                                  "of the dimension)")
+                                     .str()));
   }
 }
 
@@ -104,7 +105,8 @@ void verifySlice(OpBuilder &b, Operation *op, Value full,
 void assertAt(OpBuilder &b, Operation *op, Value ok, const Twine &what) {
   if (auto constant = getConstantIntValue(ok); constant && *constant)
     return;
-  cf::AssertOp::create(b, op->getLoc(), ok, scan::locatedMessage(op, what.str()));
+  cf::AssertOp::create(b, op->getLoc(), ok,
+                       scan::locatedMessage(op, what.str()));
 }
 
 Value constI64(OpBuilder &b, Location loc, int64_t v) {
@@ -384,25 +386,13 @@ void verifyDivision(OpBuilder &b, Operation *op) {
            "-1)");
 }
 
-/// Checks of a linalg op whose indexing maps take every operand dimension
-/// from one loop or a constant (elementwise ops, broadcasts, transposes,
-/// matrix products: nearly every linalg op of a program), with the upstream
-/// model's semantics in fewer ops: unless a loop is empty, each such
-/// dimension equals its loop's size (the first operand dimension that is that
-/// loop, as `createLoopRanges` takes it), and a constant position `c` is
-/// inside its dimension (`c + 1 <= size`). A dimension that is its loop's own
-/// size, or two equal static sizes, needs no check. The upstream model also
-/// asserts that `min(0, size - 1) >= 0` and compares `max(0, size - 1) + 1`
-/// with the size for every dimension, which no canonicalization folds: it made
-/// the checks most of the ops of a large program (834 of the 944 assertions of
-/// the LSTM tutorial's training step). Returns false, having built nothing,
-/// for other maps (`d0 + d1`, ...), which keep the upstream model.
 /// A `tensor.dim`/`memref.dim` of `shaped`'s dimension `d` that comes before
 /// `at` in its block or an enclosing one (so it dominates `at`), or null.
 Value existingDim(Value shaped, int64_t d, Operation *at) {
   for (Operation *user : shaped.getUsers()) {
     std::optional<int64_t> index;
-    if (auto dim = dyn_cast<tensor::DimOp>(user); dim && dim.getSource() == shaped)
+    if (auto dim = dyn_cast<tensor::DimOp>(user);
+        dim && dim.getSource() == shaped)
       index = dim.getConstantIndex();
     else if (auto dim = dyn_cast<memref::DimOp>(user);
              dim && dim.getSource() == shaped)
@@ -418,13 +408,33 @@ Value existingDim(Value shaped, int64_t d, Operation *at) {
   return {};
 }
 
+/// Checks of a linalg op whose indexing maps take every operand dimension
+/// from one loop or a constant (elementwise ops, broadcasts, transposes,
+/// matrix products: nearly every linalg op of a program), with the upstream
+/// model's semantics in fewer ops: unless a loop is empty, each such
+/// dimension equals its loop's size (the first operand dimension that is that
+/// loop, as `createLoopRanges` takes it), and a constant position `c` is
+/// inside its dimension (`c + 1 <= size`). A dimension that is its loop's own
+/// size, or two equal static sizes, needs no check. The upstream model also
+/// asserts that `min(0, size - 1) >= 0` and compares `max(0, size - 1) + 1`
+/// with the size for every dimension, which no canonicalization folds: it made
+/// the checks most of the ops of a large program (834 of the 944 assertions of
+/// the LSTM tutorial's training step). Returns false, having built nothing,
+/// for other maps (`d0 + d1`, ...), which keep the upstream model.
 bool verifyStructuredOp(OpBuilder &b, linalg::LinalgOp op) {
+  llvm::SmallBitVector sized(op.getNumLoops());
   for (AffineMap map : op.getIndexingMapsArray())
     for (AffineExpr result : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(result)) {
+        sized.set(dim.getPosition());
+        continue;
+      }
       auto constant = dyn_cast<AffineConstantExpr>(result);
-      if (!isa<AffineDimExpr>(result) && !(constant && constant.getValue() >= 0))
+      if (!constant || constant.getValue() < 0)
         return false;
     }
+  if (!sized.all())
+    return false; // a loop no operand dimension sizes: the upstream model's
   Location loc = op.getLoc();
   // Every operand's sizes, created once (the loop sizes are some of them).
   SmallVector<SmallVector<OpFoldResult>> sizes;
@@ -449,8 +459,6 @@ bool verifyStructuredOp(OpBuilder &b, linalg::LinalgOp op) {
         loops[dim.getPosition()] = operandSizes.back();
     }
   }
-  if (llvm::any_of(loops, [](OpFoldResult size) { return !size; }))
-    return false; // a loop no operand dimension sizes: the upstream model's
 
   // Whether some loop is empty (no element is accessed then), built once and
   // only if a check needs it.

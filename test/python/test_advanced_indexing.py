@@ -383,3 +383,20 @@ def test_nonzero_family():
     np.testing.assert_array_equal(vals, v[v != 0])
     np.testing.assert_array_equal(vals2, v[v != 0])
     assert [a.shape for a in f(np.zeros((2, 3)))[:2]] == [(0,), (0,)]
+
+
+def test_steps_over_unit_dimensions():
+    # A step over a slice of one element (x[i, 0, ::2] of an (n, 1, 1) tensor): the builder's
+    # stride 2 on that unit dimension, with the rank reduction, made upstream's
+    # expand-strided-metadata assert (process abort); found by test_random_index_expressions.
+    x = np.arange(4.0).reshape(4, 1, 1)
+    got = _run(lambda xs, i: xs[i, 0, ::2], [x, np.array(2)])
+    np.testing.assert_array_equal(got, x[2, 0, ::2])
+    for key, expr in [((2, 0, slice(None, None, 2)), lambda xs: xs[2, 0, ::2]),
+                      ((slice(1, 2, 3), 0, 0), lambda xs: xs[1:2:3, 0, 0]),
+                      ((slice(None, None, 2), slice(None, None, 3)), lambda xs: xs[::2, ::3])]:
+        np.testing.assert_array_equal(_run(expr, [x]), x[key])
+        y = np.arange(1.0, 1.0 + x[key].size).reshape(x[key].shape)
+        want = x.copy()
+        want[key] += y
+        np.testing.assert_array_equal(_run(lambda xs, ys: T.inc_subtensor(expr(xs), ys), [x, y]), want)

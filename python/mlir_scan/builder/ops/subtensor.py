@@ -195,6 +195,12 @@ def _normalize(b: Block, x_ssa: str, xt: TensorType, idx_list: tuple, syms: list
                 # Nothing is read, but MLIR rejects a static offset past the end even
                 # for an empty slice (``v[1:]`` of a one-row ``v``): read at 0.
                 s0, st = 0, 1
+            elif length == 1 and st > 1:
+                # One element, at s0: its step reads nothing else. Kept, a step over a
+                # unit dimension made upstream's expand-strided-metadata assert on the
+                # rank-reduced view (``x[i, 0, ::2]`` of an (n, 1, 1) tensor). (Negative
+                # steps take the gather path, which has no view.)
+                st = 1
             out.append(_DimIndex("s", offset=s0, size=length, step=st))
             continue
         if step is None or (isinstance(step, int) and step > 0):
