@@ -651,3 +651,19 @@ def test_mode_objects_choose_whether_the_scan_rewrites_run():
     assert optimized_ir(theano.Mode(optimizer="fast_run").excluding("scanOp_pushout_nonseqs_ops")) == fast_run
     mode = theano.Mode().including("a").excluding("b").requiring("c")
     assert (mode.included, mode.excluded, mode.required) == (("a",), ("b",), ("c",))
+
+
+def test_every_mode_name_config_accepts_is_a_mode():
+    # get_mode/get_default_mode know every name config.mode accepts (NanGuardMode, the backends...),
+    # and theano.function compiles in each as get_mode says: only FAST_COMPILE skips the rewrites.
+    from mlir_scan.builder import mode as mode_module
+
+    x = T.dvector("x")
+    for name in ("Mode", "FAST_RUN", "FAST_COMPILE", "DebugMode", "NanGuardMode", "ProfileMode", "NUMBA"):
+        with theano.change_flags(mode=name):
+            assert mode_module.get_default_mode().optimizes == (name != "FAST_COMPILE")
+            np.testing.assert_array_equal(theano.function([x], 2 * x)([1.0, 2.0]), [2.0, 4.0])
+    with pytest.raises(ValueError, match="unknown mode 'bogus'"):
+        mode_module.get_mode("bogus")
+    with theano.change_flags(optimizer="None"):
+        assert not mode_module.get_default_mode().optimizes

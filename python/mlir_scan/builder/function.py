@@ -40,7 +40,7 @@ from . import config
 from . import tensor as T
 from .emitter import ModuleEmitter
 from .ops.shape import fold_shapes
-from .mode import UNOPTIMIZED, Mode
+from .mode import Mode, get_mode
 from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
 from .scan_module import _Placeholder
 from .sharedvar import SharedVariable, filter_value
@@ -68,13 +68,10 @@ def _optimizes(mode: Any) -> bool:
     """Whether `mode` runs the scan rewrites: all modes but ``FAST_COMPILE``, and
     ``Mode`` (the default) with ``config.optimizer`` one of Theano's unoptimized
     settings (``"fast_compile"``, ``"merge"``, ``"None"``); a :class:`~.mode.Mode`
-    object by its ``optimizer``."""
-    if isinstance(mode, Mode):
-        return mode.optimizes
-    if mode == "FAST_COMPILE":
-        return False
-    if mode in (None, "Mode") and config.optimizer in UNOPTIMIZED:
-        return False
+    object by its ``optimizer``. Names no mode knows (the GPU modes, checked
+    by the caller) run them."""
+    if isinstance(mode, Mode) or mode is None or (isinstance(mode, str) and mode in config._MODES):
+        return get_mode(mode).optimizes
     return True
 
 

@@ -69,16 +69,22 @@ class Mode:
 
 
 def get_mode(mode: Any) -> Mode:
-    """The :class:`Mode` of a mode name (Theano's ``compile.mode.get_mode``)."""
+    """The :class:`Mode` of a mode name (Theano's ``compile.mode.get_mode``).
+
+    Every name ``config.mode`` accepts is a mode here: ``"FAST_COMPILE"``
+    compiles without the scan rewrites, ``"Mode"`` (and ``None``) follows
+    ``config.optimizer``, the others (``"FAST_RUN"``, ``"DebugMode"``,
+    ``"NanGuardMode"``, the backends' names...) compile with them.
+    """
     if isinstance(mode, Mode):
         return mode
     if mode is None or mode == "Mode":
         return Mode()
+    if not isinstance(mode, str) or mode not in config._MODES:
+        raise ValueError(f"get_mode: unknown mode {mode!r}: expected a Mode or one of {', '.join(config._MODES)}")
     if mode == "FAST_COMPILE":
         return Mode(linker="py", optimizer="fast_compile")
-    if mode in ("FAST_RUN", "DebugMode", "DEBUG_MODE", "DeprecatedMode", "ProfileMode"):
-        return Mode(linker="cvm", optimizer="fast_run")
-    raise ValueError(f"get_mode: unknown mode {mode!r}")
+    return Mode(linker="cvm", optimizer="fast_run")
 
 
 def get_default_mode() -> Mode:
