@@ -309,6 +309,60 @@ def _slice_operands(b: Block, dims: list[_DimIndex]) -> tuple[str, str, str]:
     return ", ".join(offs), ", ".join(sizes), ", ".join(strides)
 
 
+def _unreduced_groups(dims: list[_DimIndex], rt: TensorType) -> str | None:
+    """The reassociation (``[[0, 1], [2]]``) folding the indexed dimensions of a
+    slice into its kept ones, where a rank-reducing slice would be ambiguous, else None.
+
+    A rank-reducing ``extract_slice``/``insert_slice`` drops every indexed
+    dimension (size 1); when a kept dimension also has static size 1, which
+    unit dimensions were dropped is a guess, and with non-unit strides the
+    bufferized ``memref.subview`` fails to make it (an assertion in
+    ``SubViewOp::getDroppedDims``). Those slices are taken at full rank and
+    collapsed (read) or expanded (written) instead. Indexed dimensions join the
+    following kept one; trailing ones the last.
+    """
+    if not any(di.kind == "i" for di in dims) or 1 not in rt.shape:
+        return None
+    groups: list[list[int]] = []
+    pending: list[int] = []
+    for d, di in enumerate(dims):
+        pending.append(d)
+        if di.kind != "i":
+            groups.append(pending)
+            pending = []
+    groups[-1].extend(pending)
+    return "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
+
+
+def _full_rank_type(xt: TensorType, dims: list[_DimIndex]) -> TensorType:
+    """The type of a slice with its indexed dimensions kept (size 1)."""
+    return TensorType(xt.dtype, tuple(1 if di.kind == "i" else (di.size if isinstance(di.size, int) else None)
+                                      for di in dims))
+
+
+def _extract_slice(b: Block, x_ssa: str, xt: TensorType, dims: list[_DimIndex], rt: TensorType) -> str:
+    """``x[dims]`` of positive steps as a ``tensor.extract_slice`` of type `rt`."""
+    offs, sizes, strides = _slice_operands(b, dims)
+    groups = _unreduced_groups(dims, rt)
+    if groups is None:
+        return b.op(f"tensor.extract_slice {x_ssa}[{offs}] [{sizes}] [{strides}] : {xt.mlir} to {rt.mlir}", "sub")
+    full = _full_rank_type(xt, dims)
+    sub = b.op(f"tensor.extract_slice {x_ssa}[{offs}] [{sizes}] [{strides}] : {xt.mlir} to {full.mlir}", "sub")
+    return b.op(f"tensor.collapse_shape {sub} {groups} : {full.mlir} into {rt.mlir}")
+
+
+def _insert_slice(b: Block, val: str, x_ssa: str, xt: TensorType, dims: list[_DimIndex], rt: TensorType) -> str:
+    """`val` (of type `rt`) written into ``x[dims]`` of positive steps, a ``tensor.insert_slice``."""
+    offs, sizes, strides = _slice_operands(b, dims)
+    groups = _unreduced_groups(dims, rt)
+    if groups is not None:
+        full = _full_rank_type(xt, dims)
+        val = b.op(f"tensor.expand_shape {val} {groups} output_shape [{sizes}] : {rt.mlir} into {full.mlir}")
+        rt = full
+    return b.op(f"tensor.insert_slice {val} into {x_ssa}[{offs}] [{sizes}] [{strides}] : {rt.mlir} into {xt.mlir}",
+                "set")
+
+
 def _gather(b: Block, x_ssa: str, xt: TensorType, dims: list[_DimIndex], out: TensorType,
             reverse: dict[int, str] | None = None) -> str:
     """``out[j...] = x[offset + j * step ...]`` for any steps, as a ``linalg.generic``.
@@ -395,9 +449,7 @@ class Subtensor(_IndexOp):
                 # extract_slice of it, even at offset 0).
                 return bb.empty(rt, [_as_ssa(bb, di.size) for di in dims if di.kind != "i"])
             if _positive_static(dims):
-                offs, sizes, strides = _slice_operands(bb, dims)
-                return bb.op(f"tensor.extract_slice {inputs[0]}[{offs}] [{sizes}] [{strides}] : "
-                             f"{xt.mlir} to {rt.mlir}", "sub")
+                return _extract_slice(bb, inputs[0], xt, dims, rt)
             return _gather(bb, inputs[0], xt, dims, rt)
 
         if bad is None:
@@ -553,16 +605,13 @@ class IncSubtensor(_IndexOp):
         if reverse:
             full = [_DimIndex("full", offset=0, size=s, step=1) for s in sizes]
             val = _gather(body_b, val, rt, full, rt, reverse=reverse)
-        offs, szs, strides = _slice_operands(body_b, pos_dims)
         slice_t = _result_type(xt, pos_dims)
         val = body_b.tensor_cast(val, rt, slice_t)
         if not self.set_instead_of_inc:
-            old = body_b.op(
-                f"tensor.extract_slice {xs}[{offs}] [{szs}] [{strides}] : {xt.mlir} to {slice_t.mlir}", "sub")
+            old = _extract_slice(body_b, xs, xt, pos_dims, slice_t)
             val = body_b.elementwise(slice_t, [(old, slice_t), (val, slice_t)],
                                      lambda bb, args: bb.op(f"arith.{add} {args[0]}, {args[1]} : {t}"))
-        ins = f"tensor.insert_slice {val} into {xs}[{offs}] [{szs}] [{strides}] : {slice_t.mlir} into {xt.mlir}"
-        return [b.op(ins, "set")]
+        return [_insert_slice(b, val, xs, xt, pos_dims, slice_t)]
 
     def L_op(self, node, output_grads):
         return write_L_op(node, output_grads, Subtensor(self.idx_list),
