@@ -14,12 +14,14 @@
 #include "Scan/ScanArgs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -117,10 +119,12 @@ struct ScanPushOutNonSeqPass
     // its own precedes them in the loop (which would change which error a
     // call reports). An op that may rely on a check that precedes it is
     // hoisted under the guard of the hoisted checks (see below).
+    // A check hoisted by an earlier run still guards what follows it in
+    // the body (an index it bounds), though it is no longer there to see.
     SmallVector<Operation *> invariantOps;
     SetVector<Operation *> hoistedChecks;
     DenseSet<Operation *> afterCheck;
-    bool blocked = false, checkSeen = false;
+    bool blocked = false, checkSeen = hasHoistedChecks(op, args.nSteps);
     auto allInvariant = [&](Operation *bodyOp) {
       llvm::SetVector<Value> used(bodyOp->operand_begin(), bodyOp->operand_end());
       getUsedValuesDefinedAbove(bodyOp->getRegions(), used);
@@ -259,17 +263,60 @@ struct ScanPushOutNonSeqPass
     numChecks += hoistedChecks.size();
   }
 
+  /// Whether checks of `op`'s loop were hoisted before it by an earlier
+  /// run: a `scan.check` before the scan whose condition is guarded by this
+  /// loop's `n_steps > 0` (what `pushOut` emits).
+  static bool hasHoistedChecks(ScanOp op, Value nSteps) {
+    auto isStepsRun = [&](Value v) {
+      auto cmp = v.getDefiningOp<arith::CmpIOp>();
+      return cmp && cmp.getPredicate() == arith::CmpIPredicate::sgt &&
+             cmp.getLhs() == nSteps && matchPattern(cmp.getRhs(), m_Zero());
+    };
+    for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+      auto check = dyn_cast<CheckOp>(prev);
+      if (!check)
+        continue;
+      Value cond = check.getCondition();
+      if (isStepsRun(cond))
+        return true;
+      if (auto andOp = cond.getDefiningOp<arith::AndIOp>())
+        if (isStepsRun(andOp.getLhs()) || isStepsRun(andOp.getRhs()))
+          return true;
+    }
+    return false;
+  }
+
   /// Whether `op` can run under a guard: the guard's other branch yields,
-  /// for each result, the destination of a destination-style op (the
-  /// value is never read: no step runs) or a zero scalar.
+  /// for each result, the destination of a destination-style op, an empty
+  /// tensor (for views such as `extract_slice` and reshapes), or a zero
+  /// scalar. These values are never read: no step runs.
   static bool guardable(Operation *op) {
-    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
-    if (dps && dps.getNumDpsInits() == op->getNumResults() &&
-        dps.hasPureTensorSemantics())
-      return true;
     return llvm::all_of(op->getResultTypes(), [](Type t) {
-      return t.isIntOrIndexOrFloat();
+      return isa<RankedTensorType>(t) || t.isIntOrIndexOrFloat();
     });
+  }
+
+  /// An empty tensor of `result`'s type with the sizes `clone` reifies for
+  /// it where it can (0 for the dynamic ones where it cannot: no step reads
+  /// the value).
+  static Value emptyLike(OpResult result, Operation *clone,
+                         IRRewriter &rewriter) {
+    Location loc = clone->getLoc();
+    auto type = cast<RankedTensorType>(result.getType());
+    ReifiedRankedShapedTypeDims sizes;
+    bool reified = isa<ReifyRankedShapedTypeOpInterface>(clone) &&
+                   succeeded(reifyResultShapes(rewriter, clone, sizes));
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      dynamicSizes.push_back(
+          reified ? getValueOrCreateConstantIndexOp(
+                        rewriter, loc, sizes[result.getResultNumber()][d])
+                  : arith::ConstantIndexOp::create(rewriter, loc, 0));
+    }
+    return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                   type.getElementType(), dynamicSizes);
   }
 
   /// Clones `op` (operands through `mapping`) into `scf.if %runs`, whose
@@ -285,13 +332,19 @@ struct ScanPushOutNonSeqPass
     scf::YieldOp::create(rewriter, loc, clone->getResults());
     rewriter.setInsertionPointToStart(ifOp.elseBlock());
     SmallVector<Value> others;
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(clone)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(clone);
+    if (dps && dps.getNumDpsInits() == clone->getNumResults() &&
+        dps.hasPureTensorSemantics()) {
       for (OpOperand &init : dps.getDpsInitsMutable())
         others.push_back(init.get());
     } else {
-      for (Type t : op->getResultTypes())
-        others.push_back(arith::ConstantOp::create(
-            rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(t))));
+      for (OpResult result : clone->getResults())
+        others.push_back(
+            isa<RankedTensorType>(result.getType())
+                ? emptyLike(result, clone, rewriter)
+                : arith::ConstantOp::create(
+                      rewriter, loc,
+                      cast<TypedAttr>(rewriter.getZeroAttr(result.getType()))));
     }
     scf::YieldOp::create(rewriter, loc, others);
     for (auto [from, to] : llvm::zip(op->getResults(), ifOp.getResults()))

@@ -390,3 +390,66 @@ func.func @contraction_behind_variant_check(%n: index, %h0: tensor<?xf64>, %a: t
   } -> (tensor<?x?xf64>)
   return %r : tensor<?x?xf64>
 }
+
+// A view after a check that bounds its index (`w[0]` of a matrix that may
+// have no row) is hoisted under the guard too; the other branch yields an
+// empty tensor of the view's sizes, which no step reads.
+// CHECK-LABEL: func.func @guarded_view
+// CHECK:         %[[RUNS:.*]] = arith.cmpi sgt, %arg0, %{{.*}} : index
+// CHECK:         scan.check
+// CHECK:         %[[COLS:.*]] = tensor.dim %arg2, %c1
+// CHECK:         %[[ROW:.*]] = scf.if %[[RUNS]] -> (tensor<?xf64>) {
+// CHECK-NEXT:      %[[S:.*]] = tensor.extract_slice %arg2[0, 0] [1, %[[COLS]]] [1, 1]
+// CHECK-NEXT:      scf.yield %[[S]] : tensor<?xf64>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[E:.*]] = tensor.empty(%[[COLS]]) : tensor<?xf64>
+// CHECK-NEXT:      scf.yield %[[E]] : tensor<?xf64>
+// CHECK:         scan.scan steps(%arg0)
+// CHECK:           nonsequences({{.*}}%[[ROW]] : tensor<?xf64>
+// CHECK-NOT:       tensor.extract_slice
+// CHECK:           scan.yield
+func.func @guarded_view(%n: index, %h0: tensor<?xf64>, %w: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%w : tensor<?x?xf64>) {
+  ^bb0(%h: tensor<?xf64>, %ww: tensor<?x?xf64>):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = tensor.dim %ww, %c0 : tensor<?x?xf64>
+    %empty = arith.cmpi sle, %rows, %c0 : index
+    scan.check %empty code 101 id 0 (%c0, %rows : index, index)
+    %cols = tensor.dim %ww, %c1 : tensor<?x?xf64>
+    %row = tensor.extract_slice %ww[0, 0] [1, %cols] [1, 1] : tensor<?x?xf64> to tensor<?xf64>
+    %y = arith.addf %h, %row : tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}
+
+// A check an earlier run hoisted (guarded by this loop's n_steps > 0) still
+// guards the ops after it: the view it bounds, now invariant, is hoisted
+// under the same guard, not unconditionally (which failed a call that runs
+// no step).
+// CHECK-LABEL: func.func @check_hoisted_earlier
+// CHECK:         scan.check
+// CHECK:         %[[ROW:.*]] = scf.if %{{.*}} -> (tensor<?xf64>) {
+// CHECK-NEXT:      tensor.extract_slice
+// CHECK:         } else {
+// CHECK-NEXT:      tensor.empty
+// CHECK:         scan.scan steps(%arg0)
+// CHECK:           nonsequences({{.*}}%[[ROW]] : tensor<?xf64>
+func.func @check_hoisted_earlier(%n: index, %h0: tensor<?xf64>, %w: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = tensor.dim %w, %c0 : tensor<?x?xf64>
+  %empty = arith.cmpi sle, %rows, %c0 : index
+  %runs = arith.cmpi sgt, %n, %c0 : index
+  %fails = arith.andi %runs, %empty : i1
+  scan.check %fails code 101 id 0 (%c0, %rows : index, index)
+  %cols = tensor.dim %w, %c1 : tensor<?x?xf64>
+  %r = scan.scan steps(%n) sitsot(%h0 : tensor<?xf64>) nonsequences(%w, %cols : tensor<?x?xf64>, index) {
+  ^bb0(%h: tensor<?xf64>, %ww: tensor<?x?xf64>, %k: index):
+    %row = tensor.extract_slice %ww[0, 0] [1, %k] [1, 1] : tensor<?x?xf64> to tensor<?xf64>
+    %y = arith.addf %h, %row : tensor<?xf64>
+    scan.yield %y : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  return %r : tensor<?x?xf64>
+}

@@ -1279,3 +1279,30 @@ def test_functions_that_fail_to_verify_raise_without_aborting():
                       "import mlir_scan.reference\n"
                       "report(lambda: mlir_scan.reference.run(source, 'keep_static', np.int32(2)))\n")
     assert len(lines) == 4 and all(line.startswith("RAISED MLIRError") for line in lines), lines
+
+
+@pytest.mark.parametrize("step", [
+    lambda h, W: h + W[0],                             # an index bounded by a check
+    lambda h, W: h + W[0, ::2].sum() + W[:, 0].sum(),  # views of views
+    lambda h, W: h + W.reshape((4,))[:2],              # a reshape whose sizes are checked
+    lambda h, W: h + T.dot(W, h),                      # a contraction whose sizes are checked
+], ids=["index", "views", "reshape", "dot"])
+def test_zero_step_scans_never_evaluate_the_step(step):
+    # A scan that runs no step evaluates none of its step, even where the rewrites hoisted
+    # the step's invariant work out of the loop: with W of no row, or of the wrong size, the
+    # result is the empty trace. (scan-push-out-non-seq hoisted W[0] unguarded once the check
+    # bounding its index had left the loop in an earlier run: "slice out of bounds".)
+    n = T.iscalar("n")
+    W = T.dmatrix("W")
+    h0 = T.dvector("h0")
+    out, _ = theano.scan(step, outputs_info=h0, non_sequences=W, n_steps=n)
+    fast_run = theano.function([n, h0, W], out, mode="FAST_RUN")
+    fast_compile = theano.function([n, h0, W], out, mode="FAST_COMPILE")
+    assert fast_run.program.ir("optimized") != fast_compile.program.ir("optimized")
+    for f in (fast_run, fast_compile):
+        for shape in [(0, 2), (3, 3)]:
+            assert f(0, np.zeros(2), np.ones(shape)).shape == (0, 2)
+        with pytest.raises((IndexError, ValueError)):
+            f(1, np.zeros(2), np.ones((0, 2)))
+    args = (3, np.ones(2), np.arange(4.0).reshape(2, 2) / 4)
+    np.testing.assert_allclose(fast_run(*args), fast_compile(*args), rtol=1e-14)
