@@ -527,6 +527,84 @@ def test_multinomial_rows_that_do_not_sum_to_one_raise():
         g(np.array([[0.9, 0.9]]))
 
 
+def test_invalid_distribution_parameters_raise_as_numpy_does():
+    # NumPy's (and so Theano's RandomStreams') checks: binomial p outside [0, 1] or NaN, normal
+    # std < 0 (a NaN std gives NaNs), poisson lam < 0 or NaN; for every number of trials.
+    srng = T.shared_randomstreams.RandomStreams(seed=5)
+    p, s = T.dscalar("p"), T.dscalar("s")
+    for n in (1, 5, 100, T.iscalar("n")):
+        ins = [p] + ([n] if isinstance(n, theano.graph.Variable) else [])
+        f = F(ins, srng.binomial((3,), n=n, p=p))
+        extra = [7] if len(ins) == 2 else []
+        assert all(0 <= f(0.3, *extra)) and f(1.0, *extra).tolist() == [f(1.0, *extra)[0]] * 3
+        for bad in (1.5, -0.1, np.nan):
+            with pytest.raises(ValueError, match=r"binomial: p < 0, p > 1 or p is NaN"):
+                f(bad, *extra)
+    g = F([s], srng.normal((3,), std=s))
+    assert np.isnan(g(np.nan)).all() and np.isfinite(g(0.5)).all()
+    with pytest.raises(ValueError, match="normal: std < 0"):
+        g(-1.0)
+    h = F([s], srng.poisson((3,), lam=s))
+    for bad in (-1.0, np.nan):
+        with pytest.raises(ValueError, match="poisson: lam < 0 or lam is NaN"):
+            h(bad)
+
+
+def _chi2_against(samples: np.ndarray, log_pmf, support: np.ndarray) -> tuple[float, int]:
+    """Pearson's statistic of `samples` against a pmf over the cells expecting > 20 counts
+    (the rest pooled), and its degrees of freedom."""
+    expected = np.exp([log_pmf(int(k)) for k in support]) * samples.size
+    observed = np.array([(samples == k).sum() for k in support], dtype=float)
+    big = expected > 20
+    exp_cells = np.append(expected[big], samples.size - expected[big].sum())
+    obs_cells = np.append(observed[big], samples.size - observed[big].sum())
+    return float(((obs_cells - exp_cells) ** 2 / exp_cells).sum()), int(big.sum())
+
+
+@pytest.mark.parametrize("dist,params", [
+    ("poisson", (15.0,)), ("poisson", (250.5,)),                      # PTRS
+    ("binomial", (500, 0.01)), ("binomial", (200, 0.2)), ("binomial", (1000, 0.85)),  # inversion, BTRS, flipped
+])
+def test_large_rates_and_counts_are_sampled_exactly(dist, params):
+    # Poisson rates >= 10 and binomials of more than 64 trials are sampled by rejection
+    # (PTRS, BTRS) or inversion: the frequencies match the pmf (Pearson's chi-square, at a
+    # fixed seed, below its 0.999 quantile ~ df + 3.1 sqrt(2 df) + 10).
+    srng = T.shared_randomstreams.RandomStreams(seed=17)
+    size = 100_000
+    if dist == "poisson":
+        (lam,) = params
+        x = F([], srng.poisson((size,), lam=lam))()
+        log_pmf = lambda k: k * math.log(lam) - lam - math.lgamma(k + 1)  # noqa: E731
+        mean, var = lam, lam
+    else:
+        n, p = params
+        x = F([], srng.binomial((size,), n=n, p=p))()
+        log_pmf = lambda k: (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)  # noqa: E731
+                             + k * math.log(p) + (n - k) * math.log1p(-p))
+        mean, var = n * p, n * p * (1 - p)
+    assert abs(x.mean() - mean) < 5 * math.sqrt(var / size)
+    support = np.arange(max(0, int(mean - 10 * math.sqrt(var))), int(mean + 10 * math.sqrt(var)) + 1)
+    stat, df = _chi2_against(x, log_pmf, support)
+    assert stat < df + 3.1 * math.sqrt(2 * df) + 10, (stat, df)
+
+
+def test_huge_rates_and_counts_take_bounded_time():
+    # binomial(n=2**40) and poisson(1e15) loop over their trials/rate no longer (they hung):
+    # the samples have the right mean; rates past NumPy's largest are a ValueError.
+    srng = T.shared_randomstreams.RandomStreams(seed=2)
+    lam, n, p = T.dscalar("lam"), T.lscalar("n"), T.dscalar("p")
+    fp = F([lam], srng.poisson((2000,), lam=lam))
+    fb = F([n, p], srng.binomial((2000,), n=n, p=p))
+    assert abs(fp(1e15).mean() / 1e15 - 1) < 1e-6
+    for count, prob in ((2 ** 40, 0.5), (2 ** 40, 1e-12), (2 ** 62, 0.999), (10 ** 6, 0.0), (10 ** 6, 1.0)):
+        x = fb(count, prob)
+        assert ((0 <= x) & (x <= count)).all()
+        sd = math.sqrt(count * prob * (1 - prob))
+        assert abs(x.mean() - count * prob) <= 5 * sd / math.sqrt(x.size) + 1e-9 * count * prob
+    with pytest.raises(ValueError, match="poisson: lam value too large"):
+        fp(1e19)
+
+
 def test_pytensor_random_stream_draws():
     rs = RandomStream(seed=3)
     lo = T.lscalar("lo")

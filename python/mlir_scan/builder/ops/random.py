@@ -19,10 +19,13 @@ from the row's index).
 A draw with a symbolic (or large) number of trials (``n`` is then the first
 parameter, ``RandomDraw(..., n=None)``) loops over the trials (``scf.for``)
 instead of unrolling them; trial ``k`` of element ``j`` uses counter
-``j * 2**32 + k``. The other distributions: ``integers`` (``low + floor(u *
+``j * 2**32 + k``. A binomial of more than 64 trials is sampled instead: by
+inversion where ``n min(p, 1 - p) < 10``, else by Hormann's transformed
+rejection with squeeze (BTRS); a multinomial still counts its trials
+(``O(n)``). The other distributions: ``integers`` (``low + floor(u *
 (high - low))``), ``exponential`` (``-log(1 - u) * scale``), ``poisson``
-(Knuth's product of uniforms, over chunks of at most 500 of the rate: exact,
-``O(lam)`` uniforms per sample), ``gamma`` (Marsaglia and Tsang's
+(Knuth's product of uniforms below a rate of 10, Hormann's PTRS above; the
+rejection samplers use ``lgamma`` by Stirling's series), ``gamma`` (Marsaglia and Tsang's
 rejection, boosted by ``u ** (1 / shape)`` below shape 1), ``categorical``
 (the first category whose cumulative probability exceeds a uniform, the
 last open-ended) and ``permutation`` (Fisher-Yates shuffles of the rows of
@@ -249,6 +252,9 @@ class RandomDraw(Op):
 
 
 _TWO32 = 1 << 32
+#: A binomial with a symbolic or large count counts its trials up to this many; more are sampled
+#: (inversion for n min(p, 1 - p) < 10, BTRS above: a bounded cost whatever n).
+_UNROLLED_TRIALS = 64
 
 
 def _counter(bb: Block, j: str, k: str) -> str:
@@ -295,21 +301,218 @@ def _while(bb: Block, init: list[tuple[str, str]], step_fn) -> list[str]:
     return [f"{res}#{i}" for i in range(len(init))]
 
 
+
+class _F64:
+    """f64 scalar arithmetic emitted into a block, so the samplers' formulas read as formulas."""
+
+    def __init__(self, bb: Block):
+        self.bb = bb
+
+    def c(self, v: float) -> str:
+        return self.bb.const(float(v), "float64")
+
+    def _bin(self, op: str, a: str, b: str) -> str:
+        return self.bb.op(f"arith.{op} {a}, {b} : f64")
+
+    def add(self, a: str, b: str) -> str:
+        return self._bin("addf", a, b)
+
+    def sub(self, a: str, b: str) -> str:
+        return self._bin("subf", a, b)
+
+    def mul(self, a: str, b: str) -> str:
+        return self._bin("mulf", a, b)
+
+    def div(self, a: str, b: str) -> str:
+        return self._bin("divf", a, b)
+
+    def fn(self, name: str, a: str) -> str:
+        return self.bb.op(f"math.{name} {a} : f64")
+
+    def cmp(self, pred: str, a: str, b: str) -> str:
+        return self.bb.op(f"arith.cmpf {pred}, {a}, {b} : f64")
+
+    def all(self, *conds: str) -> str:
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.bb.op(f"arith.andi {out}, {c} : i1")
+        return out
+
+    def any(self, *conds: str) -> str:
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.bb.op(f"arith.ori {out}, {c} : i1")
+        return out
+
+    def not_(self, cond: str) -> str:
+        return self.bb.op(f"arith.xori {cond}, {self.bb.const(True, 'bool')} : i1")
+
+    def select(self, cond: str, a: str, b: str) -> str:
+        return self.bb.select(cond, a, b, "f64")
+
+
+def _log_factorial(f: _F64, k: str) -> str:
+    """``lgamma(k + 1)`` for a float `k` >= 0: Stirling's series at ``k + 1`` (at ``k + 11``,
+    less the logs of the ten factors between, below 10), accurate to about 1e-12."""
+    x = f.add(k, f.c(1.0))
+    small = f.cmp("olt", x, f.c(10.0))
+    y = f.select(small, f.add(x, f.c(10.0)), x)
+    inv = f.div(f.c(1.0), y)
+    inv2 = f.mul(inv, inv)
+    # 1/(12y) - 1/(360y^3) + 1/(1260y^5) - 1/(1680y^7), in Horner form
+    series = f.mul(inv, f.sub(f.c(1 / 12), f.mul(inv2, f.sub(f.c(1 / 360), f.mul(
+        inv2, f.sub(f.c(1 / 1260), f.mul(inv2, f.c(1 / 1680))))))))
+    lg = f.add(f.sub(f.mul(f.sub(y, f.c(0.5)), f.fn("log", y)), y), f.add(f.c(0.5 * np.log(2 * np.pi)), series))
+    prod = x
+    for i in range(1, 10):
+        prod = f.mul(prod, f.add(x, f.c(float(i))))
+    return f.select(small, f.sub(lg, f.fn("log", prod)), lg)
+
+
+def _rejection_loop(bb: Block, j: str, bits, attempt) -> str:
+    """The first accepted candidate of a rejection sampler, an ``scf.while``: attempt ``t``
+    draws two uniforms (counters ``2t``, ``2t + 1`` of element `j`) and `attempt(sb, u, v)`
+    returns (candidate f64, accepted i1)."""
+
+    def step(sb: Block, st: list[str]) -> list[str]:
+        t, _res, _go = st
+        t2 = sb.op(f"arith.muli {t}, {sb.i64(2)} : i64")
+        u = _uniform01(sb, bits(sb, _counter(sb, j, t2)), "float64")
+        v = _uniform01(sb, bits(sb, _counter(sb, j, sb.op(f"arith.addi {t2}, {sb.i64(1)} : i64"))), "float64")
+        cand, ok = attempt(sb, u, v)
+        return [sb.op(f"arith.addi {t}, {sb.i64(1)} : i64"), cand, _F64(sb).not_(ok)]
+
+    final = _while(bb, [(bb.i64(0), "i64"), (bb.const(0.0, "float64"), "f64"), (bb.const(True, "bool"), "i1")], step)
+    return final[1]
+
+
+def _poisson_ptrs(bb: Block, lam: str, j: str, bits) -> str:
+    """A Poisson(`lam`) sample for ``lam >= 10`` (f64): Hormann's transformed rejection with
+    squeeze (PTRS, 1993), about 1.1 attempts of two uniforms each, whatever the rate."""
+    f = _F64(bb)
+    slam, loglam = f.fn("sqrt", lam), f.fn("log", lam)
+    b = f.add(f.c(0.931), f.mul(f.c(2.53), slam))
+    a = f.add(f.c(-0.059), f.mul(f.c(0.02483), b))
+    log_invalpha = f.fn("log", f.add(f.c(1.1239), f.div(f.c(1.1328), f.sub(b, f.c(3.4)))))
+    vr = f.sub(f.c(0.9277), f.div(f.c(3.6224), f.sub(b, f.c(2.0))))
+
+    def attempt(sb: Block, u1: str, v: str) -> tuple[str, str]:
+        g = _F64(sb)
+        u = g.sub(u1, g.c(0.5))
+        us = g.sub(g.c(0.5), g.fn("absf", u))
+        k = g.fn("floor", g.add(g.mul(g.add(g.div(g.mul(g.c(2.0), a), us), b), u), g.add(lam, g.c(0.43))))
+        # (us == 0 makes k infinite: rejected with the negative ones)
+        valid = g.all(g.cmp("ogt", us, g.c(0.0)), g.cmp("oge", k, g.c(0.0)), g.cmp("olt", k, g.c(2.0 ** 63)))
+        squeeze = g.all(g.cmp("oge", us, g.c(0.07)), g.cmp("ole", v, vr))
+        tail = g.all(g.cmp("olt", us, g.c(0.013)), g.cmp("ogt", v, us))
+        safe_k = g.select(valid, k, g.c(0.0))
+        lhs = g.sub(g.add(g.fn("log", v), log_invalpha), g.fn("log", g.add(g.div(a, g.mul(us, us)), b)))
+        rhs = g.sub(g.sub(g.mul(safe_k, loglam), lam), _log_factorial(g, safe_k))
+        ok = g.all(valid, g.any(squeeze, g.all(g.not_(tail), g.cmp("ole", lhs, rhs))))
+        return safe_k, ok
+
+    return _rejection_loop(bb, j, bits, attempt)
+
+
+def _binomial_btrs(bb: Block, n: str, q: str, j: str, bits) -> str:
+    """A Binomial(`n`, `q`) sample (f64 `n`, ``q <= 0.5``, ``n q >= 10``): Hormann's transformed
+    rejection with squeeze (BTRS, 1993), a bounded number of attempts whatever `n`."""
+    f = _F64(bb)
+    one_q = f.sub(f.c(1.0), q)
+    spq = f.fn("sqrt", f.mul(f.mul(n, q), one_q))
+    b = f.add(f.c(1.15), f.mul(f.c(2.53), spq))
+    a = f.add(f.add(f.c(-0.0873), f.mul(f.c(0.0248), b)), f.mul(f.c(0.01), q))
+    c = f.add(f.mul(n, q), f.c(0.5))
+    vr = f.sub(f.c(0.92), f.div(f.c(4.2), b))
+    alpha = f.mul(f.add(f.c(2.83), f.div(f.c(5.1), b)), spq)
+    lpq = f.fn("log", f.div(q, one_q))
+    m = f.fn("floor", f.mul(f.add(n, f.c(1.0)), q))
+    h = f.add(_log_factorial(f, m), _log_factorial(f, f.sub(n, m)))
+
+    def attempt(sb: Block, u1: str, v: str) -> tuple[str, str]:
+        g = _F64(sb)
+        u = g.sub(u1, g.c(0.5))
+        us = g.sub(g.c(0.5), g.fn("absf", u))
+        k = g.fn("floor", g.add(g.mul(g.add(g.div(g.mul(g.c(2.0), a), us), b), u), c))
+        valid = g.all(g.cmp("ogt", us, g.c(0.0)), g.cmp("oge", k, g.c(0.0)), g.cmp("ole", k, n))
+        safe_k = g.select(valid, k, g.c(0.0))
+        squeeze = g.all(g.cmp("oge", us, g.c(0.07)), g.cmp("ole", v, vr))
+        lhs = g.fn("log", g.div(g.mul(v, alpha), g.add(g.div(a, g.mul(us, us)), b)))
+        rhs = g.add(g.sub(g.sub(h, _log_factorial(g, safe_k)), _log_factorial(g, g.sub(n, safe_k))),
+                    g.mul(g.sub(safe_k, m), lpq))
+        ok = g.all(valid, g.any(squeeze, g.cmp("ole", lhs, rhs)))
+        return safe_k, ok
+
+    return _rejection_loop(bb, j, bits, attempt)
+
+
+def _binomial_inversion(bb: Block, n: str, q: str, j: str, bits) -> str:
+    """A Binomial(`n`, `q`) sample (f64 `n`, ``q <= 0.5``, ``n q < 10``) by inversion: walk the
+    probabilities from 0 until the uniform is used up, about ``n q + 1`` steps; a walk past
+    ``n q + 10 sqrt(n q (1 - q) + 1)`` (a lost tail of rounding) starts over with a new uniform."""
+    f = _F64(bb)
+    one_q = f.sub(f.c(1.0), q)
+    p0 = f.fn("exp", f.mul(n, f.fn("log1p", f.sub(f.c(0.0), q))))  # (1 - q) ** n
+    s = f.div(q, one_q)
+    a = f.mul(f.add(n, f.c(1.0)), s)
+    nq = f.mul(n, q)
+    bound = f.fn("floor", f.add(nq, f.mul(f.c(10.0), f.fn("sqrt", f.add(f.mul(nq, one_q), f.c(1.0))))))
+    bound = f.bb.op(f"arith.minimumf {bound}, {n} : f64")
+
+    def step(sb: Block, st: list[str]) -> list[str]:
+        t, x, u, px, _go = st
+        g = _F64(sb)
+        done = g.cmp("ole", u, px)
+        x1 = g.add(x, g.c(1.0))
+        restart = g.all(g.not_(done), g.cmp("ogt", x1, bound))
+        # a restart draws the next uniform of element j
+        t1 = sb.op(f"arith.addi {t}, {sb.i64(1)} : i64")
+        fresh = _uniform01(sb, bits(sb, _counter(sb, j, t1)), "float64")
+        nx = g.select(done, x, g.select(restart, g.c(0.0), x1))
+        nu = g.select(done, u, g.select(restart, fresh, g.sub(u, px)))
+        npx = g.select(done, px, g.select(restart, p0, g.mul(px, g.sub(g.div(a, x1), s))))
+        nt = sb.select(restart, t1, t, "i64")
+        return [nt, nx, nu, npx, g.not_(done)]
+
+    u0 = _uniform01(bb, bits(bb, _counter(bb, j, bb.i64(0))), "float64")
+    final = _while(bb, [(bb.i64(0), "i64"), (f.c(0.0), "f64"), (u0, "f64"), (p0, "f64"),
+                        (bb.const(True, "bool"), "i1")], step)
+    return final[1]
+
+
 def _emit_loop_dist(bb: Block, dist: str, dtype: str, fdt: str, j: str, args: list[str], dtypes: list[str],
                     whole, bits) -> str:
     """The samples drawn with loops: binomial/multinomial with a symbolic `n`, integers, poisson, categorical."""
-    if dist in ("binomial", "multinomial"):
+    if dist == "binomial":
+        n = bb.cast(args[0], dtypes[0], "int64")
+        few = bb.op(f"arith.cmpi sle, {n}, {bb.i64(_UNROLLED_TRIALS)} : i64")
+        p = args[1]
+
+        def trials(tb: Block) -> str:
+            return _binomial_trials(tb, n, tb.cast(p, dtypes[1], fdt), fdt, j, bits)
+
+        def sampled(sb: Block) -> str:
+            # The samplers take q = min(p, 1 - p) and give n - k for p > 1/2.
+            f = _F64(sb)
+            p64 = sb.cast(p, dtypes[1], "float64")
+            flip = f.cmp("ogt", p64, f.c(0.5))
+            q = f.select(flip, f.sub(f.c(1.0), p64), p64)
+            nf = sb.cast(n, "int64", "float64")
+            small = f.cmp("olt", f.mul(nf, q), f.c(10.0))
+            k = sb.if_else(small, lambda ib: _binomial_inversion(ib, nf, q, j, bits),
+                           lambda rb: _binomial_btrs(rb, nf, q, j, bits), "f64")
+            return sb.cast(f.select(flip, f.sub(nf, k), k), "float64", "int64")
+
+        return bb.cast(bb.if_else(few, trials, sampled, "i64"), "int64", dtype)
+    if dist == "multinomial":
         n = bb.cast(args[0], dtypes[0], "int64")
         ps = [bb.cast(a, d, fdt) for a, d in zip(args[1:], dtypes[1:])]
 
         def trial(lb: Block, k: str) -> str:
             u = _uniform01(lb, bits(lb, _counter(lb, j, k)), fdt)
-            if dist == "binomial":
-                hit = lb.op(f"arith.cmpf olt, {u}, {ps[0]} : {DTYPES[fdt]}")
-            else:
-                above = lb.op(f"arith.cmpf oge, {u}, {ps[0]} : {DTYPES[fdt]}")
-                below = lb.op(f"arith.cmpf olt, {u}, {ps[1]} : {DTYPES[fdt]}")
-                hit = lb.op(f"arith.andi {above}, {below} : i1")
+            above = lb.op(f"arith.cmpf oge, {u}, {ps[0]} : {DTYPES[fdt]}")
+            below = lb.op(f"arith.cmpf olt, {u}, {ps[1]} : {DTYPES[fdt]}")
+            hit = lb.op(f"arith.andi {above}, {below} : i1")
             return lb.op(f"arith.extui {hit} : i1 to i64")
 
         return bb.cast(_for_count(bb, n, trial), "int64", dtype)
@@ -338,9 +541,27 @@ def _emit_loop_dist(bb: Block, dist: str, dtype: str, fdt: str, j: str, args: li
         bb.lines.extend(loop.lines)
         bb.stmt("}")
         return bb.cast(res, "int64", dtype)
-    # poisson: Knuth's method (multiply uniforms until the product falls below
-    # exp(-lam)), the rate taken in chunks of at most 500 so exp(-chunk) stays normal.
+    # poisson: Knuth's method below a rate of 10, PTRS from there.
     lam = bb.cast(args[0], dtypes[0], "float64")
+    large = bb.op(f"arith.cmpf oge, {lam}, {bb.const(10.0, 'float64')} : f64")
+    k = bb.if_else(large, lambda rb: rb.op(f"arith.fptosi {_poisson_ptrs(rb, lam, j, bits)} : f64 to i64"),
+                   lambda kb: _poisson_knuth(kb, lam, j, bits), "i64")
+    return bb.cast(k, "int64", dtype)
+
+
+def _binomial_trials(bb: Block, n: str, p: str, fdt: str, j: str, bits) -> str:
+    """Binomial(`n`, `p`) as the count of `n` Bernoulli trials (i64 `n`, small: one uniform each)."""
+
+    def trial(lb: Block, k: str) -> str:
+        u = _uniform01(lb, bits(lb, _counter(lb, j, k)), fdt)
+        return lb.op(f"arith.extui {lb.op(f'arith.cmpf olt, {u}, {p} : {DTYPES[fdt]}')} : i1 to i64")
+
+    return _for_count(bb, n, trial)
+
+
+def _poisson_knuth(bb: Block, lam: str, j: str, bits) -> str:
+    """Poisson(`lam`) by Knuth's method (multiply uniforms until the product falls below
+    exp(-lam)), the rate taken in chunks of at most 500 so exp(-chunk) stays normal: i64."""
     chunk0 = bb.op(f"arith.minimumf {lam}, {bb.const(500.0, 'float64')} : f64")
     neg = bb.op(f"arith.negf {chunk0} : f64")
     big_l = bb.op(f"math.exp {neg} : f64")
@@ -364,7 +585,7 @@ def _emit_loop_dist(bb: Block, dist: str, dtype: str, fdt: str, j: str, args: li
 
     final = _while(bb, [(bb.i64(0), "i64"), (bb.const(1.0, "float64"), "f64"), (big_l, "f64"), (rem0, "f64"),
                         (bb.i64(0), "i64"), (go0, "i1")], step)
-    return bb.cast(final[0], "int64", dtype)
+    return final[0]
 
 
 def _emit_gamma(bb: Block, dtype: str, fdt: str, j: str, pvals: list[str], bits) -> str:

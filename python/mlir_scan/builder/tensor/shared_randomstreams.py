@@ -34,8 +34,10 @@ from ..ops.shape import dims_from_shape_arg, symbolic_shape
 from ..sharedvar import SharedVariable
 from .basic import all as t_all
 from .basic import (
-    abs_, and_, arange, as_tensor_variable, cast, concatenate, constant, dot, ge, le, lt, reshape, sub, switch, zeros,
+    abs_, and_, arange, as_tensor_variable, cast, concatenate, constant, dot, ge, invert, le, lt, reshape, sub, switch,
+    zeros,
 )
+from .basic import any as t_any
 from .basic import sum as t_sum
 
 __all__ = ["RandomStreams"]
@@ -43,6 +45,8 @@ __all__ = ["RandomStreams"]
 #: Unrolled trials up to this many (the numbers of small draws are those of
 #: earlier versions); more, or a symbolic count, loop over the trials.
 _UNROLL = 64
+#: NumPy's largest Poisson rate (samples must fit in int64).
+_POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10)
 
 
 def _require(x: Variable, cond: Variable, message: str) -> Variable:
@@ -134,14 +138,26 @@ class RandomStreams:
         dtype = check_dtype(dtype or config.floatX, "normal")
         if not is_float(dtype):
             raise TypeError(f"normal: dtype must be a float type, got {dtype}")
+        # NumPy's check: a negative std fails the call (a NaN one gives NaNs).
+        std = as_tensor_variable(std)
+        std = _require(std, invert(t_any(lt(std, 0))), "normal: std < 0")
         return self._draw("normal", size, [avg, std], dtype)
 
     def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", prob=None) -> Variable:
-        """Binomial samples: successes in `n` trials with probability `p`."""
+        """Binomial samples: successes in `n` trials with probability `p` (p outside [0, 1]
+        or NaN fails the call: ``ValueError``).
+
+        Up to 64 trials are counted (one uniform each); more are sampled, by
+        inversion where ``n min(p, 1 - p) < 10`` and by Hormann's BTRS above: a
+        bounded cost whatever `n`.
+        """
         if prob is not None:
             p = prob
         dtype = check_dtype(dtype, "binomial")
         small, n_var = _trials(n, "binomial")
+        p = as_tensor_variable(p)
+        if is_float(p.dtype) or is_int(p.dtype):  # (other dtypes: _draw's TypeError)
+            p = _require(p, t_all(and_(ge(p, 0), le(p, 1))), "binomial: p < 0, p > 1 or p is NaN")
         if n_var is None:
             return self._draw("binomial", size, [p], dtype, small)
         return self._draw("binomial", size, [n_var, p], dtype, None)
@@ -208,17 +224,19 @@ class RandomStreams:
         return self.integers(size, low, cast(high, "int64") + 1, dtype=dtype)
 
     def poisson(self, size=None, lam=1.0, ndim=None, dtype="int64") -> Variable:
-        """Poisson samples of rate `lam` (``lam < 0`` fails the call: ``ValueError``).
+        """Poisson samples of rate `lam` (``lam < 0``, NaN or above NumPy's largest rate,
+        about 9.2e18, fail the call: ``ValueError``).
 
-        Exact (Knuth's method over chunks of the rate): a sample costs
-        ``O(lam)`` uniforms.
+        Knuth's method below a rate of 10, Hormann's transformed rejection (PTRS)
+        above: a bounded expected cost (about 2.2 uniforms) whatever the rate.
         """
         if lam is None:
             lam = 1.0
         dtype = check_dtype(dtype, "poisson")
         lam = as_tensor_variable(lam)
         lam = cast(lam, "float64") if not is_float(lam.dtype) else lam
-        lam = _require(lam, t_all(ge(lam, 0)), "poisson: lam < 0")
+        lam = _require(lam, t_all(ge(lam, 0)), "poisson: lam < 0 or lam is NaN")
+        lam = _require(lam, t_all(le(lam, _POISSON_LAM_MAX)), "poisson: lam value too large")
         return self._draw("poisson", size, [lam], dtype)
 
     def exponential(self, size=None, scale=1.0, dtype=None) -> Variable:
