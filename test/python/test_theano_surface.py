@@ -667,3 +667,23 @@ def test_every_mode_name_config_accepts_is_a_mode():
         mode_module.get_mode("bogus")
     with theano.change_flags(optimizer="None"):
         assert not mode_module.get_default_mode().optimizes
+
+
+def test_clone_replace_takes_what_theano_and_pytensor_take():
+    # clone_replace(output, replace, **rebuild_kwds): a variable or a list, a dict or a list of
+    # pairs, PyTensor's copy_inputs_over; grad's consider_constant may be a single variable.
+    x, y = T.dvector("x"), T.dvector("y")
+    e = (x * 2).sum()
+    for out in (theano.clone_replace(e, {x: y}), theano.clone_replace(e, [(x, y)]),
+                theano.clone_replace([e], {x: y})[0], theano.clone_replace(e, {x: y}, copy_inputs_over=True)):
+        assert float(theano.function([y], out)([1.0, 2.0])) == 6.0
+    copied = theano.clone_replace(e * x.sum(), {x: y}, copy_inputs_over=False)
+    assert y not in theano.graph.inputs([copied])
+    with pytest.raises(TypeError, match="list of \\(variable, replacement\\) pairs"):
+        theano.clone_replace(e, (x, y))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        theano.clone_replace(e, {x: y}, bogus=1)
+    g1 = T.grad((x * T.exp(x)).sum(), x, consider_constant=x)
+    g2 = T.grad((x * T.exp(x)).sum(), x, consider_constant=[x])
+    v = np.array([0.5, 1.0])
+    np.testing.assert_array_equal(theano.function([x], g1)(v), theano.function([x], g2)(v))

@@ -33,8 +33,9 @@ from .config import change_flags
 from .function import Function, In, Out, function
 from .mode import Mode
 from .gradient import disconnected_grad, grad, hessian, jacobian
-from .graph import MissingInputError, UnusedInputError, clone_replace
+from .graph import MissingInputError, UnusedInputError
 from .scan_module import clone, foldl, foldr, map, reduce, scan, scan_checkpoints, until  # noqa: A004
+from .scan_module import clone_replace_public as clone_replace
 from .sharedvar import SharedVariable, shared
 from .tensor import dot
 

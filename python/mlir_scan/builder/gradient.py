@@ -187,6 +187,8 @@ def grad(cost: Any, wrt: Any, consider_constant: Any = None, disconnected_inputs
         wrt_eff = wrt_list
 
     stop = set()
+    if isinstance(consider_constant, Variable):
+        consider_constant = [consider_constant]
     for c in consider_constant or ():
         if not isinstance(c, Variable):
             raise TypeError(f"grad: consider_constant must hold symbolic variables, got {c!r}")

@@ -942,7 +942,11 @@ def clone(output: Any, replace: Any = None, strict: bool = True, share_inputs: b
     else:
         raise ValueError(f"clone: replace must be a dict, a list or tuple of pairs, or None; got {replace!r}")
     mapping: dict[Variable, Variable] = {}
-    for key, value in pairs:
+    for pair in pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(f"clone: replace must be a dict or a list of (variable, replacement) pairs; "
+                            f"got the item {pair!r}")
+        key, value = pair
         if not isinstance(key, Variable):
             raise TypeError(f"clone: replace keys must be symbolic variables, got {key!r}")
         mapping[key] = T.as_tensor_variable(value)
@@ -967,6 +971,28 @@ def clone(output: Any, replace: Any = None, strict: bool = True, share_inputs: b
                 mapping[v] = copy_of(v)
     result = clone_replace(outs, mapping, strict=strict) if mapping else outs
     return result[0] if single else list(result)
+
+
+def clone_replace_public(output: Any, replace: Any = None, strict: bool = True, share_inputs: bool = True,
+                         **rebuild_kwds: Any) -> Any:
+    """Theano's and PyTensor's ``clone_replace(output, replace=None, **rebuild_kwds)``.
+
+    :func:`clone` under its other name: `output` a variable or a list,
+    `replace` a dict or a list of pairs. PyTensor's ``copy_inputs_over`` is
+    `share_inputs`; ``copy_orphans`` is accepted (constants are always shared).
+
+    >>> from mlir_scan import tensor as T
+    >>> x, y = T.scalar("x"), T.scalar("y")
+    >>> z = clone_replace_public(x * 2, [(x, y)])
+    >>> z.owner.inputs[0] is y
+    True
+    """
+    if "copy_inputs_over" in rebuild_kwds:
+        share_inputs = bool(rebuild_kwds.pop("copy_inputs_over"))
+    rebuild_kwds.pop("copy_orphans", None)
+    if rebuild_kwds:
+        raise TypeError(f"clone_replace: unexpected keyword arguments {sorted(rebuild_kwds)}")
+    return clone(output, replace, strict=strict, share_inputs=share_inputs)
 
 
 # ``theano.scan_module.until`` / ``aesara.scan.utils.until`` / ``aesara.scan.scan_checkpoints``.
