@@ -1053,3 +1053,21 @@ def test_inner_graph_rewrites_stop_on_an_alloc_compared_to_zero():
         signal.signal(signal.SIGALRM, previous)
     assert whole(ours)
     np.testing.assert_array_equal(ours(np.array([1.0, -2.0])), [1.0, -2.0])  # z is all zeros: h + 0
+
+
+def test_a_state_init_of_too_few_rows_is_an_error():
+    # outputs_info={"initial": x0, "taps": [-2, -1]} with x0 of fewer than 2 rows: PyTensor's
+    # buffer then holds fewer init rows than the taps read (its result has another length and
+    # reads unset rows); the mode raises ValueError instead of computing on zero-padded rows.
+    x0 = pt.dmatrix("x0")
+    out, _ = pytensor.scan(lambda a, b, c: a + b * c, outputs_info={"initial": x0, "taps": [-3, -1, -2]},
+                           n_steps=3)
+    ours = pytensor.function([x0], [out, out[-1]], mode=mp.get_mode(strict=True))
+    theirs = pytensor.function([x0], [out, out[-1]])
+    for rows in (3, 4):
+        v = np.arange(rows * 2.0).reshape(rows, 2) / 8
+        for a, b in zip(ours(v), theirs(v)):
+            np.testing.assert_allclose(a, b, rtol=1e-14)
+    for rows in (0, 1, 2):
+        with pytest.raises(ValueError, match="reach 3 steps back has fewer than 3 rows"):
+            ours(np.ones((rows, 2)))

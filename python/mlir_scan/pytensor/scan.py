@@ -181,6 +181,17 @@ def _init_rows(tr: Translator, pt_buf: Any, k: int) -> Variable:
             row = [tr.value(d) for d in dims[1:]]
             init = T.alloc(tr.value(node.inputs[1]), k, *row)
             return init
+        if entry.start is None and entry.step is None and entry.stop is not None:
+            # ``init[:k]`` of an init of fewer than k rows: PyTensor's buffer then holds fewer
+            # init rows than the taps read (its result is garbage of another length); an error here.
+            static = tr.static_int(entry.stop)
+            if static is None and not tr.has(entry.stop):
+                return tr.value(pt_buf)[:k]
+            if static is None or static < k:
+                have = T.as_tensor_variable(static if static is not None else tr.value(entry.stop))
+                rows = BAssert(f"scan: the initial value of a state whose taps reach {k} steps back has fewer "
+                               f"than {k} rows", ValueError)(tr.value(pt_buf), T.ge(have, k))
+                return rows[:k]
     return tr.value(pt_buf)[:k]
 
 
