@@ -438,6 +438,11 @@ def test_arange_against_numpy():
         f(0, 5, 0, 0.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="step must not be zero"):
         T.arange(0, 5, 0)
+    # a NaN or infinite bound or step: NumPy's "cannot compute length" (was a negative-size
+    # allocation error)
+    for bad in [(0.0, 1.0, np.nan), (0.0, np.nan, 1.0), (np.nan, 1.0, 1.0), (0.0, np.inf, 1.0)]:
+        with pytest.raises(ValueError, match="arange: cannot compute length"):
+            f(0, 5, 1, *bad)
 
 
 def test_structure_errors():

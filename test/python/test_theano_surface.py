@@ -687,3 +687,14 @@ def test_clone_replace_takes_what_theano_and_pytensor_take():
     g2 = T.grad((x * T.exp(x)).sum(), x, consider_constant=[x])
     v = np.array([0.5, 1.0])
     np.testing.assert_array_equal(theano.function([x], g1)(v), theano.function([x], g2)(v))
+
+
+def test_verify_grad_of_a_cost_disconnected_from_its_input():
+    # Theano's verify_grad takes the gradient with disconnected_inputs="ignore": the second
+    # gradient of a linear scan (Theano's test_verify_second_grad_sitsot) is zero, not an error.
+    def sum_of_grad(inp):
+        out, _ = theano.scan(lambda x: x * 2, outputs_info=[inp], n_steps=5)
+        return theano.grad(out.sum(), inp).sum()
+
+    theano.gradient.verify_grad(sum_of_grad, [np.random.RandomState(0).random_sample(3)],
+                                rng=np.random.RandomState(1))

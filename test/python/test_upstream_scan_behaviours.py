@@ -446,3 +446,20 @@ def test_grad_duplicate_outputs_connection_pattern():
     fd = [(forward(vals[1] + eps * e) - forward(vals[1] - eps * e)) / (2 * eps) for e in np.eye(2)]
     got = theano.function(out_init, g)(*vals)
     np.testing.assert_allclose(got, fd, rtol=1e-6)
+
+
+def test_scans_of_the_same_step_are_equal_ops():
+    # Theano's/PyTensor's test_hash: scan(f, x) and scan(f, y) apply equal (and equally hashed)
+    # ops to other inputs; another step, other taps or another direction give another op; both
+    # compile and run in one function.
+    x, y = T.vector("x"), T.vector("y")
+    s1, _ = theano.scan(lambda v: v + 1, x)
+    s2, _ = theano.scan(lambda v: v + 1, y)
+    assert s1.owner.op == s2.owner.op and hash(s1.owner.op) == hash(s2.owner.op)
+    assert s1.owner.op != theano.scan(lambda v: v + 2, x)[0].owner.op
+    assert s1.owner.op != theano.scan(lambda v: v * 1, x)[0].owner.op
+    assert s1.owner.op != theano.scan(lambda v: v + 1, x, go_backwards=True)[0].owner.op
+    f = theano.function([x, y], [s1, s2])
+    a, b = f(np.arange(3.0), np.arange(2.0))
+    np.testing.assert_array_equal(a, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(b, [1.0, 2.0])

@@ -111,12 +111,20 @@ class Arange(Op):
             span = b.op(f"arith.subf {stop}, {start} : {t}")
             q = b.op(f"arith.divf {span}, {step} : {t}")
             c = b.op(f"math.ceil {q} : {t}")
+            # NumPy's error for a length that is NaN or infinite (a NaN or infinite bound or
+            # step, or an infinite span): the length is not a number.
+            inf = b.const(float("inf"), dt)
+            no_length = b.op(f"arith.cmpf ueq, {b.op(f'math.absf {c} : {t}')}, {inf} : {t}")
             c = b.op(f"arith.maximumf {c}, {zero} : {t}")
             is_zero = b.op(f"arith.cmpf oeq, {step}, {zero} : {t}")
             c = b.select(is_zero, zero, c, t)
+            c = b.select(no_length, zero, c, t)
             n = b.op(f"arith.fptosi {c} : {t} to i64")
             length = b.to_index(n, "int64")
             b.check(is_zero, "arange: step must not be zero")
+            nonzero = b.op(f"arith.xori {is_zero}, {b.const(True, 'bool')} : i1")
+            b.check(b.op(f"arith.andi {no_length}, {nonzero} : i1"),
+                    "arange: cannot compute length (a bound or the step is NaN or infinite)")
         else:
             s0, s1, st = (b.cast(s, dt, "int64") for s in (start, stop, step))
             z, one = b.i64(0), b.i64(1)

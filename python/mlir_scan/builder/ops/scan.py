@@ -27,6 +27,8 @@ Example (what ``scan`` builds for a running sum)::
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..emitter import Block
 from ..graph import Apply, Constant, Op, TensorType, Variable, toposort
 from . import scan_grad
@@ -97,12 +99,56 @@ class ScanOp(Op):
         if len(self.inner_outputs) != self.n_mitmot_outs + n_out + (1 if until else 0):
             raise ValueError("ScanOp: one inner output per output (+ the until condition)")
 
-    # Every scan is its own op (its inner graph is part of its identity).
+    # Theano's Scan equality: two scans are equal when their static structure and
+    # their inner graphs, up to the names of the inner variables, are the same
+    # (``scan(f, x)`` and ``scan(f, y)`` apply equal ops to other inputs).
+    def _static_key(self) -> tuple:
+        return (tuple(self.seq_taps), tuple(self.mitsot_taps), tuple(self.mitmot_taps), self.n_sitsot,
+                self.n_nitsot, self.n_nonseqs, self.until, self.go_backwards, tuple(self.keep),
+                tuple(self.nitsot_shapes), tuple(self.nitsot_runtime), self.truncate_gradient,
+                tuple(self.kinds), tuple(self.state_checks))
+
+    def _structure(self) -> tuple:
+        """(static key, inner input types, inner nodes as (op, input references), inner outputs),
+        computed once; an inner variable is referred to by its position, a constant by its
+        value, a free variable (a shared one) by its identity."""
+        key = self.__dict__.get("_structure_key")
+        if key is not None:
+            return key
+        index: dict[int, tuple] = {v.id: ("in", k) for k, v in enumerate(self.inner_inputs)}
+
+        def ref(v: Variable) -> tuple:
+            if v.id in index:
+                return index[v.id]
+            if isinstance(v, Constant):
+                data = np.asarray(v.data)
+                return ("const", str(data.dtype), data.shape, data.tobytes())
+            return ("free", v.id)
+
+        nodes = []
+        for n, node in enumerate(toposort(self.inner_outputs)):
+            nodes.append((node.op, tuple(ref(i) for i in node.inputs)))
+            for k, out in enumerate(node.outputs):
+                index[out.id] = ("node", n, k)
+        types = tuple((v.type.dtype, v.type.shape) for v in self.inner_inputs)
+        key = (self._static_key(), types, tuple(nodes), tuple(ref(o) for o in self.inner_outputs))
+        self._structure_key = key
+        return key
+
     def __eq__(self, other: object) -> bool:
-        return self is other
+        if self is other:
+            return True
+        if type(self) is not type(other) or self._static_key() != other._static_key():  # type: ignore[attr-defined]
+            return False
+        try:
+            return bool(self._structure() == other._structure())  # type: ignore[attr-defined]
+        except (TypeError, ValueError):  # (an op parameter that does not compare: an array)
+            return False
 
     def __hash__(self) -> int:
-        return id(self)
+        # (the op types only: some ops' parameters are not hashable)
+        static, types, nodes, _ = self._structure()
+        return hash((static, types, tuple(type(op).__name__ for op, _ in nodes)))
 
     def __str__(self) -> str:
         return f"Scan{{{self.name}}}" if self.name else "Scan"
