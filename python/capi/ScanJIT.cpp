@@ -691,6 +691,42 @@ Expected<std::unique_ptr<Module>> translate(MlirOperation op,
   return std::move(module);
 }
 
+/// How long the optimized tier of a module of `instructions` LLVM
+/// instructions is expected to take on `threads` threads: about 0.1 ms per
+/// instruction more than -O0 (docs/performance.md, "First calls"), in
+/// parallel parts. An overestimate only makes quick calls wait later.
+int64_t expectedOptimizeNs(size_t instructions, int threads) {
+  return static_cast<int64_t>(instructions) * 100'000 / std::max(1, threads);
+}
+
+/// The run-time library's `__mlir_scan_upgrade_begins(expected ns)` and
+/// `__mlir_scan_upgrade_ends()`, found among the symbols programs link to
+/// (absent in a runtime without them: then nothing is told).
+struct UpgradeNotices {
+  void (*beginsFn)(int64_t) = nullptr;
+  void (*endsFn)() = nullptr;
+
+  UpgradeNotices(const std::vector<std::string> &names,
+                 const std::vector<uint64_t> &addresses) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == "__mlir_scan_upgrade_begins")
+        beginsFn = reinterpret_cast<void (*)(int64_t)>(addresses[i]);
+      else if (names[i] == "__mlir_scan_upgrade_ends")
+        endsFn = reinterpret_cast<void (*)()>(addresses[i]);
+    }
+    if (!beginsFn || !endsFn)
+      beginsFn = nullptr, endsFn = nullptr;
+  }
+  void begins(int64_t expectedNs) const {
+    if (beginsFn)
+      beginsFn(expectedNs);
+  }
+  void ends() const {
+    if (endsFn)
+      endsFn();
+  }
+};
+
 /// Compiles the module `op` into `program`: at `optLevel` on the calling
 /// thread(s), or, for a large module with `tiered`, at -O0 here and at
 /// `optLevel` on a background thread (the header).
@@ -706,8 +742,8 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   if (!module)
     return module.takeError();
 
-  tiered = tiered && optLevel > 0 &&
-           (*module)->getInstructionCount() >= kMinTieredSize;
+  size_t instructions = (*module)->getInstructionCount();
+  tiered = tiered && optLevel > 0 && instructions >= kMinTieredSize;
   if (!tiered) {
     auto compiled = compileAndLink(std::move(*module), *builder, optLevel,
                                    threads, savePrefix ? savePrefix : "",
@@ -740,9 +776,14 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   for (int i = 0; i < numSymbols; ++i)
     names.push_back(unwrap(symbolNames[i]).str());
   std::string prefix = savePrefix ? savePrefix : "";
+  // The run-time library's account of optimized tiers in progress (quick
+  // calls that outlast the expected compile wait for it: ScanRuntime.cpp).
+  UpgradeNotices notices(names, addresses);
+  notices.begins(expectedOptimizeNs(instructions, threads));
   program.optimizing = true;
   program.quickCode = true;
   program.optimizer = std::thread([&program, bitcode = std::move(bitcode),
+                                   notices,
                                    builder = *builder, optLevel, threads,
                                    names = std::move(names),
                                    addresses = std::move(addresses),
@@ -776,6 +817,7 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
       program.optimizeError = toString(std::move(err));
     }
     program.optimizing = false;
+    notices.ends();
   });
   return Error::success();
 }

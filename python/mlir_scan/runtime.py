@@ -154,6 +154,8 @@ def _runtime_symbols() -> dict[str, int]:
         "__mlir_scan_fail_message": "__mlir_scan_fail_message",
         # the quick tier's loops (python/capi/ScanJIT.cpp)
         "__mlir_scan_poll_upgrade": "__mlir_scan_poll_upgrade",
+        "__mlir_scan_upgrade_begins": "__mlir_scan_upgrade_begins",
+        "__mlir_scan_upgrade_ends": "__mlir_scan_upgrade_ends",
         # python/runtime/ScanParallel.cpp (scan-lower-parallel-calls)
         "__mlir_scan_parallel_for": "__mlir_scan_parallel_for",
         # python/runtime/ScanBlas.cpp (scan-call-blas)

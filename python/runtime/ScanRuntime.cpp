@@ -16,11 +16,13 @@
 
 #include "Scan/ErrorCodes.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 using namespace mlir_scan_runtime;
 using mlir::scan::ScanErrorCode;
@@ -31,6 +33,23 @@ thread_local CallFrame *innermostFrame = nullptr;
 
 /// How many calls restarted in optimized code (for tests: mlirScanRestarts).
 std::atomic<int64_t> restarts{0};
+
+/// Optimized tiers being compiled in this process, and when the last of
+/// them is expected to be ready (steady clock, ns): see
+/// __mlir_scan_poll_upgrade.
+std::atomic<int> upgradesPending{0};
+std::atomic<int64_t> upgradesDueNs{0};
+
+/// A quick-tier call waits for its optimized code once it has run this long
+/// and longer than the optimized code should still take (see
+/// __mlir_scan_poll_upgrade).
+constexpr int64_t kWaitForUpgradeAfterNs = 10'000'000;
+
+int64_t steadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void format(CallError &error, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -114,6 +133,8 @@ int invokeInFrame(void (*fn)(void **), void **args, CallError *error,
   frame.outer = innermostFrame;
   frame.slot = slot;
   frame.entry = reinterpret_cast<uint64_t>(fn);
+  if (slot)
+    frame.startNs = steadyNowNs();
   innermostFrame = &frame;
   bool failed = runInFrame(&frame, fn, args);
   innermostFrame = frame.outer;
@@ -175,14 +196,50 @@ MLIR_SCAN_RUNTIME_EXPORT int64_t mlirScanRestarts() {
 /// Ends the current call for a restart if it entered through a slot that
 /// now holds another entry point (the quick tier's loops call it once per
 /// iteration of every outermost loop); otherwise returns at once.
+///
+/// A call still running in the quick tier while the optimized code is
+/// compiled shares the cores with that compile, and restarts once it is
+/// ready: what it computed until then is lost. So a call that has run for
+/// 10 ms and for longer than the compile is expected to still take (the
+/// best guess of its own remaining time is what it has run so far) stops
+/// computing and waits for the optimized code, leaving the compile its core.
+/// If no optimized code comes (the compile failed), it goes on.
 MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_poll_upgrade() {
   CallFrame *frame = innermostFrame;
-  if (!frame || !frame->slot ||
-      frame->slot->load(std::memory_order_relaxed) == frame->entry)
+  if (!frame || !frame->slot)
     return;
+  if (frame->slot->load(std::memory_order_relaxed) == frame->entry) {
+    if (upgradesPending.load(std::memory_order_relaxed) == 0)
+      return;
+    int64_t now = steadyNowNs();
+    int64_t elapsed = now - frame->startNs;
+    int64_t remaining = upgradesDueNs.load(std::memory_order_relaxed) - now;
+    if (elapsed < kWaitForUpgradeAfterNs || remaining > elapsed)
+      return;
+    while (frame->slot->load(std::memory_order_acquire) == frame->entry &&
+           upgradesPending.load(std::memory_order_acquire) > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (frame->slot->load(std::memory_order_acquire) == frame->entry)
+      return;
+  }
   CallError e{};
   e.kind = static_cast<int64_t>(ErrorKind::Restart);
   fail(e);
+}
+
+/// The JIT (python/capi/ScanJIT.cpp) starts compiling an optimized tier it
+/// expects to take `expectedNs`.
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_upgrade_begins(int64_t expectedNs) {
+  int64_t due = steadyNowNs() + expectedNs;
+  int64_t current = upgradesDueNs.load(std::memory_order_relaxed);
+  while (current < due && !upgradesDueNs.compare_exchange_weak(current, due))
+    ;
+  upgradesPending.fetch_add(1, std::memory_order_release);
+}
+
+/// ... and is done with it (installed or failed).
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_upgrade_ends() {
+  upgradesPending.fetch_sub(1, std::memory_order_release);
 }
 
 /// A failed scan or builder check (emitScanErrorIf, the builder's checks).

@@ -63,6 +63,8 @@ struct CallFrame {
   // point it read there: when the slot moves on, the call may restart.
   const std::atomic<uint64_t> *slot = nullptr;
   uint64_t entry = 0;
+  // For calls through a slot: when the call started (steady clock, ns).
+  int64_t startNs = 0;
 };
 
 /// The innermost call in progress on this thread, or null.
