@@ -301,7 +301,6 @@ def _while(bb: Block, init: list[tuple[str, str]], step_fn) -> list[str]:
     return [f"{res}#{i}" for i in range(len(init))]
 
 
-
 class _F64:
     """f64 scalar arithmetic emitted into a block, so the samplers' formulas read as formulas."""
 
