@@ -99,3 +99,16 @@ gof.graph = graph  # type: ignore[name-defined]  # noqa: F821
 gof.MissingInputError = MissingInputError  # Theano's theano.gof.MissingInputError
 sys.modules[gof.__name__] = gof
 sys.modules[f"{__name__}.gof.graph"] = graph  # type: ignore[name-defined]  # noqa: F821
+
+# Theano's ``theano.compile`` namespace, read as attributes (``theano.compile.mode.get_mode``,
+# ``theano.compile.function``, ``theano.compile.io.In``...), on :func:`compile`, which is
+# mlir-scan's compile function: ``mlir_scan.compile(ir)`` compiles MLIR text as before.
+compile.mode = builder.mode  # type: ignore[attr-defined]
+compile.get_mode = builder.mode.get_mode  # type: ignore[attr-defined]
+compile.get_default_mode = builder.mode.get_default_mode  # type: ignore[attr-defined]
+compile.Mode = Mode  # type: ignore[attr-defined]
+compile.function = function  # type: ignore[attr-defined]
+compile.In, compile.Out = In, Out  # type: ignore[attr-defined]
+compile.io = _types.SimpleNamespace(In=In, Out=Out)  # type: ignore[attr-defined]
+compile.shared, compile.SharedVariable = shared, SharedVariable  # type: ignore[attr-defined]
+compile.sharedvalue = _types.SimpleNamespace(shared=shared, SharedVariable=SharedVariable)  # type: ignore[attr-defined]

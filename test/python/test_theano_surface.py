@@ -698,3 +698,17 @@ def test_verify_grad_of_a_cost_disconnected_from_its_input():
 
     theano.gradient.verify_grad(sum_of_grad, [np.random.RandomState(0).random_sample(3)],
                                 rng=np.random.RandomState(1))
+
+
+def test_theano_compile_namespace_as_attributes():
+    # theano.compile.mode.get_mode(...), theano.compile.function, theano.compile.io.In: Theano's
+    # namespace on mlir_scan.compile, which still compiles MLIR text.
+    x = T.dvector("x")
+    mode = theano.compile.mode.get_mode("FAST_RUN")
+    assert mode.optimizes and not theano.compile.get_mode("FAST_COMPILE").optimizes
+    assert isinstance(theano.compile.get_default_mode(), theano.compile.Mode)
+    f = theano.compile.function([theano.compile.io.In(x, name="x")], 2 * x, mode=mode)
+    np.testing.assert_array_equal(f(x=[1.0, 2.0]), [2.0, 4.0])
+    s = theano.compile.sharedvalue.shared(np.zeros(2))
+    assert isinstance(s, theano.compile.SharedVariable)
+    assert theano.compile("func.func @f(%a: f64) -> f64 { return %a : f64 }").f(2.5) == 2.5
