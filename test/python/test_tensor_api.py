@@ -603,6 +603,12 @@ def test_huge_rates_and_counts_take_bounded_time():
         assert abs(x.mean() - count * prob) <= 5 * sd / math.sqrt(x.size) + 1e-9 * count * prob
     with pytest.raises(ValueError, match="poisson: lam value too large"):
         fp(1e19)
+    # a multinomial still counts its trials, at most the 2**32 - 1 counters of a row
+    pv = T.dvector("pv")
+    fm = F([n, pv], srng.multinomial(n=n, pvals=pv))
+    assert fm(1000, np.array([0.25, 0.75])).sum() == 1000
+    with pytest.raises(ValueError, match="multinomial: n > 4294967295"):
+        fm(2 ** 40, np.array([0.25, 0.75]))
 
 
 def test_pytensor_random_stream_draws():

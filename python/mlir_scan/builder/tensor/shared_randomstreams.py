@@ -45,6 +45,8 @@ __all__ = ["RandomStreams"]
 #: Unrolled trials up to this many (the numbers of small draws are those of
 #: earlier versions); more, or a symbolic count, loop over the trials.
 _UNROLL = 64
+#: The most trials a multinomial row may have (the counters of one element).
+_MULTINOMIAL_MAX_TRIALS = (1 << 32) - 1
 #: NumPy's largest Poisson rate (samples must fit in int64).
 _POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10)
 
@@ -167,7 +169,9 @@ class RandomStreams:
 
         `pvals` is a vector or a matrix of rows of probabilities (default
         ``[0.5, 0.5]``); the result has the shape of `pvals`, or `size` plus
-        the number of categories. Each row of the result sums to `n`.
+        the number of categories. Each row of the result sums to `n`; its trials
+        are counted one by one (``O(n)``, at most 2**32 - 1 of them: more fail the
+        call with ``ValueError``).
         """
         if pvals is None:
             pvals = [0.5, 0.5]
@@ -194,6 +198,10 @@ class RandomStreams:
             size = list(dims_from_shape_arg(size, "multinomial: size")) + [k]
         if n_var is None:
             return self._draw("multinomial", size, [lo, hi], dtype, small)
+        # A row's trials take the counters of its element (2**32 of them): more trials would
+        # reuse the next row's, and would take hours (a multinomial counts its trials).
+        n_var = _require(n_var, t_all(le(n_var, _MULTINOMIAL_MAX_TRIALS)),
+                         f"multinomial: n > {_MULTINOMIAL_MAX_TRIALS} (the trials of a row are counted one by one)")
         # n: one count per row (broadcast against the rows of pvals, or size).
         return self._draw("multinomial", size, [n_var.dimshuffle(*range(n_var.ndim), "x"), lo, hi], dtype, None)
 
