@@ -257,6 +257,9 @@ def test_eye_and_identity_like():
         T.eye(2.5)
     with pytest.raises(ValueError):
         T.eye(-1)
+    for bad in [(-1, 2, 0), (2, -3, 0)]:  # NumPy's error, not an empty matrix
+        with pytest.raises(ValueError, match="eye: negative dimensions are not allowed"):
+            f(*bad)
     with pytest.raises(TypeError, match="matrix"):
         T.identity_like(T.vector())
 

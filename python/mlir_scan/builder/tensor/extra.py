@@ -31,9 +31,9 @@ from .. import config
 from ..graph import Variable, is_float, is_int
 from ..ops.extra import ArgReduce
 from ..ops.misc import AllocDiag, Assert, ExtractDiag, SpecifyShape, Unbroadcast
-from ..ops.shape import dims_from_shape_arg, symbolic_shape
+from ..ops.shape import Shape_i, dims_from_shape_arg, symbolic_shape
 from .basic import (
-    _cast, _keepdims, abs_, add, all, concatenate, invert, isinf, isnan, le, maximum, minimum, or_, round, stack, _norm_axes, _norm_axis, alloc, and_, arange, as_tensor_variable, check_dtype, constant, dot,
+    _cast, _keepdims, abs_, add, all, concatenate, ge, invert, isinf, isnan, le, maximum, minimum, or_, round, stack, _norm_axes, _norm_axis, alloc, and_, arange, as_tensor_variable, check_dtype, constant, dot,
     dimshuffle, eq, fill, flatten, max, mean, min, mul, reshape, sqr, sqrt, sub, sum, transpose, true_div,
 )
 
@@ -228,6 +228,14 @@ def eye(n, m=None, k=0, dtype=None) -> Variable:
     for name, v in (("n", n), ("m", m)):
         if not isinstance(v, Variable) and int(v) < 0:
             raise ValueError(f"eye: {name} must be non-negative, got {v}")
+    # NumPy's error for a negative symbolic size (an empty matrix otherwise); a dimension of a
+    # tensor needs no check.
+    def checked(v, name):
+        if not isinstance(v, Variable) or (v.owner is not None and isinstance(v.owner.op, Shape_i)):
+            return v
+        return Assert(f"eye: negative dimensions are not allowed ({name} < 0)", ValueError)(v, ge(v, 0))
+
+    n, m = checked(n, "n"), checked(m, "m")
     rows = arange(n if isinstance(n, Variable) else int(n), dtype="int64")
     cols = arange(m if isinstance(m, Variable) else int(m), dtype="int64")
     k = _cast(k, "int64") if isinstance(k, Variable) else constant(int(k), dtype="int64")
