@@ -99,12 +99,17 @@ def test_tuple_taps_minus_one_is_a_state_with_taps_as_pytensor():
 # -- 3. inconsistent broadcast pattern between a state and its step output ----------------------
 
 
-def test_inconsistent_broadcast_raises_type_error_when_built():
-    # test_scan.py::TestInconsistentBroadcast::test_raise_error, with the error at build time.
+def test_inconsistent_broadcast_raises_type_error_when_used():
+    # test_scan.py::TestInconsistentBroadcast::test_raise_error (and PyTensor's
+    # test_inconsistent_broadcast_error): the scan builds; its gradient raises TypeError, and so
+    # does compiling it (PyTensor's inner-graph type check).
     x = T.tensor3()
     initial_x = T.constant(np.zeros((1, 10)))
+    y, _ = theano.scan(fn=lambda x, prev_x: x + prev_x, sequences=x, outputs_info=[dict(initial=initial_x)])
     with pytest.raises(TypeError, match="broadcast pattern"):
-        theano.scan(fn=lambda x, prev_x: x + prev_x, sequences=x, outputs_info=[dict(initial=initial_x)])
+        T.grad(y.sum(), x)
+    with pytest.raises(TypeError, match="broadcast pattern"):
+        theano.function([x], y)
     # Consistent once the initial state is unbroadcast: the scan builds and differentiates.
     initial_x = T.unbroadcast(initial_x, 0, 1)
     y, _ = theano.scan(fn=lambda x, prev_x: x + prev_x, sequences=x, outputs_info=[dict(initial=initial_x)])
@@ -119,8 +124,9 @@ def test_inconsistent_broadcast_raises_type_error_when_built():
 def test_inconsistent_broadcast_mitsot_and_consistent_cases():
     m = T.dmatrix("m")
     init = T.alloc(0.0, 2, 1)  # rows of shape (1,): broadcastable
+    r, _ = theano.scan(lambda v, a, b: a + b + v, sequences=[m], outputs_info=[dict(initial=init, taps=[-2, -1])])
     with pytest.raises(TypeError, match="broadcast pattern"):
-        theano.scan(lambda v, a, b: a + b + v, sequences=[m], outputs_info=[dict(initial=init, taps=[-2, -1])])
+        theano.function([m], r)
     # The output is (1,) too when the step keeps it so: no error, and the numbers of a Fibonacci.
     r, _ = theano.scan(lambda a, b: a + b, outputs_info=[dict(initial=T.ones((2, 1)), taps=[-2, -1])], n_steps=5)
     np.testing.assert_array_equal(theano.function([], r)()[:, 0], [2.0, 3.0, 5.0, 8.0, 13.0])
@@ -139,7 +145,7 @@ def test_inconsistent_broadcast_mitsot_and_consistent_cases():
 
 def test_broadcast_rule_matches_pytensor_type_check():
     # PyTensor raises TypeError when a state's type (1, 10) cannot hold the output's (?, 10) (as Theano,
-    # when the gradient is built; PyTensor also when the function is compiled). Here: when the scan is.
+    # when the gradient is built; PyTensor also when the function is compiled). Here too.
     pytensor, pt = _pytensor()
     px = pt.tensor3()
     pinit = pt.as_tensor_variable(np.zeros((1, 10)))
@@ -149,8 +155,11 @@ def test_broadcast_rule_matches_pytensor_type_check():
     with pytest.raises(TypeError):
         pytensor.function([px], py)
     x = T.tensor3()
+    y, _ = theano.scan(lambda x, p: x + p, sequences=x, outputs_info=[T.constant(np.zeros((1, 10)))])
     with pytest.raises(TypeError):
-        theano.scan(lambda x, p: x + p, sequences=x, outputs_info=[T.constant(np.zeros((1, 10)))])
+        T.grad(y.sum(), x)
+    with pytest.raises(TypeError):
+        theano.function([x], y)
 
 
 # -- 1. clone: share_inputs / copy_inputs -------------------------------------------------------------

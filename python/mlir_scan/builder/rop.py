@@ -487,6 +487,7 @@ def _scan(node: Apply, tangents: list) -> list:
         kinds=op.kinds + ["output"] * sum(state_on["sitsot"]),
         state_checks=checks,
         mitmot_taps=op.mitmot_taps + pick(state_on["mitmot"], op.mitmot_taps),
+        type_error=op.type_error,
     )
 
     # Outer inputs, in the same order.

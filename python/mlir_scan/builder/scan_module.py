@@ -416,6 +416,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
     # not fit it is read once, as a non-sequence, and the output is stacked
     # as is (a nitsot).
     one_step = isinstance(n_var, Constant) and int(n_var.data) == 1
+    type_error: str | None = None
     for i, ((kind, init, taps), out) in enumerate(zip(infos, outputs)):
         label = f"outputs_info[{i}]"
         if kind == "nitsot":
@@ -442,12 +443,13 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
             )
         # Theano's broadcast-pattern check: a dimension the initial state
         # fixes to 1 (broadcastable) must be 1 in fn's output too, or the
-        # state would change type from one step to the next (TypeError, when
-        # the scan is built, as PyTensor's inner-graph type check does).
+        # state would change type from one step to the next. As in Theano and
+        # PyTensor, the scan builds; compiling or differentiating it raises
+        # TypeError (ScanOp.type_error).
         for d, (a, c) in enumerate(zip(state_t.shape, out.type.shape)):
             if a == 1 and c != 1:
                 axis = d + (1 if kind == "mitsot" else 0)
-                raise TypeError(
+                type_error = type_error or (
                     f"{what}: the broadcast pattern of fn's output #{i} ({_shape(out.type.shape)}, "
                     f"broadcastable {_bcast(out.type.shape)}) is inconsistent with the one of its initial state "
                     f"{label} ({_shape(init.type.shape)}, broadcastable {_bcast(state_t.shape)}): dimension {d} is "
@@ -456,6 +458,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
                     f"e.g. T.unbroadcast(init, {axis}) for the initial state, or T.addbroadcast(output, {d}) "
                     "for fn's output"
                 )
+                out = outputs[i] = T.addbroadcast(out, d)
         for d, (a, c) in enumerate(zip(state_t.shape, out.type.shape)):
             if a is not None and c is not None and a != c:
                 raise ValueError(
@@ -676,6 +679,7 @@ def _scan(fn, sequences, outputs_info, non_sequences, n_steps, truncate_gradient
         truncate_gradient=int(truncate_gradient),
         kinds=["output"] * len(order_sit) + ["update"] * n_upd,
         state_checks=state_checks,
+        type_error=type_error,
     )
     if not op_outputs or (len(op_outputs) == 1 and inner_cond is not None):
         return (None if not return_list else []), OrderedUpdates()

@@ -63,7 +63,8 @@ def copy_op(op: ScanOp, **changes: Any) -> ScanOp:
         mitsot_taps=op.mitsot_taps, n_sitsot=op.n_sitsot, n_nitsot=op.n_nitsot, n_nonseqs=op.n_nonseqs,
         until=op.until, go_backwards=op.go_backwards, keep=op.keep, nitsot_shapes=op.nitsot_shapes,
         name=op.name, truncate_gradient=op.truncate_gradient, kinds=op.kinds,
-        state_checks=op.state_checks, nitsot_runtime=op.nitsot_runtime, mitmot_taps=op.mitmot_taps)
+        state_checks=op.state_checks, nitsot_runtime=op.nitsot_runtime, mitmot_taps=op.mitmot_taps,
+        type_error=op.type_error)
     fields.update(changes)
     return ScanOp(**fields)
 

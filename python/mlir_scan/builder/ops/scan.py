@@ -61,6 +61,7 @@ class ScanOp(Op):
         state_checks: list[tuple[int, int, bool, str]] | None = None,
         mitmot_taps: list[tuple[tuple[int, ...], tuple[int, ...]]] | None = None,
         nitsot_runtime: list[bool] | None = None,
+        type_error: str | None = None,
     ):
         self.inner_inputs = list(inner_inputs)
         # Sizes read from values the step computes are computed from the step's inputs.
@@ -93,6 +94,9 @@ class ScanOp(Op):
         #: whose size must match the size of fn's output. Checks done before
         #: the loop take the output's size, computed outside, as an input.
         self.state_checks = [tuple(c) for c in (state_checks or [])]
+        #: Why the scan's types are inconsistent (a state's broadcast pattern against its step's
+        #: output): it builds, and compiling or differentiating it raises TypeError with this.
+        self.type_error = type_error
         n_out = self.n_mitsot + n_sitsot + n_nitsot
         if len(self.keep) != n_out:
             raise ValueError("ScanOp: one keep entry per output")
@@ -106,7 +110,7 @@ class ScanOp(Op):
         return (tuple(self.seq_taps), tuple(self.mitsot_taps), tuple(self.mitmot_taps), self.n_sitsot,
                 self.n_nitsot, self.n_nonseqs, self.until, self.go_backwards, tuple(self.keep),
                 tuple(self.nitsot_shapes), tuple(self.nitsot_runtime), self.truncate_gradient,
-                tuple(self.kinds), tuple(self.state_checks))
+                tuple(self.kinds), tuple(self.state_checks), self.type_error)
 
     def _structure(self) -> tuple:
         """(static key, inner input types, inner nodes as (op, input references), inner outputs),
@@ -174,6 +178,8 @@ class ScanOp(Op):
 
     def L_op(self, node: Apply, output_grads: list, needed: list | None = None) -> list:
         """Backpropagation through time: a backward ``scan.scan`` (see :mod:`.scan_grad`)."""
+        if self.type_error:
+            raise TypeError(self.type_error)
         return scan_grad.scan_L_op(self, node, output_grads, needed)
 
     def connection_pattern(self, node: Apply) -> list[list[bool]]:
@@ -455,6 +461,8 @@ class ScanOp(Op):
 
     # -- MLIR --------------------------------------------------------------------
     def emit(self, b: Block, node: Apply, inputs: list[str]) -> list[str]:
+        if self.type_error:
+            raise TypeError(self.type_error)
         groups = self.outer_groups(node)
         it = iter(inputs)
         n_ssa = next(it)
