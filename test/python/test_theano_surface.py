@@ -712,3 +712,21 @@ def test_theano_compile_namespace_as_attributes():
     s = theano.compile.sharedvalue.shared(np.zeros(2))
     assert isinstance(s, theano.compile.SharedVariable)
     assert theano.compile("func.func @f(%a: f64) -> f64 { return %a : f64 }").f(2.5) == 2.5
+
+
+def test_function_maker_and_shared_container_as_theano_reads_them():
+    # f.maker.fgraph (the graph as built: inputs, outputs with the updates, toposort) and
+    # f.maker.expanded_inputs (one In per input, then per shared variable read), and a shared
+    # variable's container.storage[0] (its value, not a copy), as Theano's own scan tests read them.
+    x = T.dvector("x")
+    w = theano.shared(np.ones(2), "w")
+    out, _ = theano.scan(lambda a: a * w, sequences=x)
+    f = theano.function([x], out, updates={w: w * 2})
+    maker = f.maker
+    nodes = maker.fgraph.toposort()
+    assert sum(type(n.op).__name__ == "ScanOp" for n in nodes) == 1 and set(nodes) == maker.fgraph.apply_nodes
+    assert maker.fgraph.inputs == [x, w] and maker.fgraph.outputs[0] is out
+    assert [i.variable for i in maker.expanded_inputs] == [x, w] and all(i.value is None for i in maker.inputs)
+    np.testing.assert_array_equal(f([1.0, 2.0]), [[1.0, 1.0], [2.0, 2.0]])
+    np.testing.assert_array_equal(w.container.storage[0], [2.0, 2.0])
+    assert w.container.storage[0] is w.get_value(borrow=True)

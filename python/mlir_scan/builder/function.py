@@ -41,7 +41,9 @@ from . import tensor as T
 from .emitter import ModuleEmitter
 from .ops.shape import fold_shapes
 from .mode import Mode, get_mode
-from .graph import Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, upcast
+from .graph import (
+    Constant, MissingInputError, UnusedInputError, Variable, clone_replace, graph_inputs, toposort, upcast,
+)
 from .scan_module import _Placeholder
 from .sharedvar import SharedVariable, filter_value
 
@@ -73,6 +75,39 @@ def _optimizes(mode: Any) -> bool:
     if isinstance(mode, Mode) or mode is None or (isinstance(mode, str) and mode in config._MODES):
         return get_mode(mode).optimizes
     return True
+
+
+class FunctionGraph:
+    """Theano's ``f.maker.fgraph``: the graph of a compiled function as it was built, its
+    inputs (the function's, then the shared variables it reads) and outputs (the function's,
+    then the updates). The scan rewrites run on the emitted MLIR module, so they do not show
+    here: ``toposort()`` lists the nodes the user's graph has."""
+
+    def __init__(self, inputs: list[Variable], outputs: list[Variable]):
+        self.inputs, self.outputs = inputs, outputs
+
+    def toposort(self) -> list:
+        return toposort(self.outputs)
+
+    @property
+    def apply_nodes(self) -> set:
+        return set(self.toposort())
+
+
+class FunctionMaker:
+    """Theano's ``f.maker``: ``fgraph``, and ``inputs``/``expanded_inputs`` (an :class:`In` per
+    input, then per shared variable read; ``value`` is None: the values live in the shared
+    variables)."""
+
+    def __init__(self, function: "Function"):
+        shared = list(function.shared)
+        self.fgraph = FunctionGraph(list(function.inputs) + shared,
+                                    list(function.outputs) + list(function.updates.values()))
+        self.expanded_inputs = [In(v) for v in function.inputs] + [In(s) for s in shared]
+        for spec in self.expanded_inputs:
+            spec.value = None
+        self.inputs = self.expanded_inputs
+        self.mode = function.mode
 
 
 def _target_options(target: Any, mode: Any, chip: Any, format: Any) -> tuple[Any, dict]:  # noqa: A002
@@ -355,6 +390,11 @@ class Function(_native.Function):
                                       entry_slot=self._fn._entry_slot)
         else:
             self._fallback_only(self._call_python)
+
+    @property
+    def maker(self) -> FunctionMaker:
+        """Theano's ``f.maker``: the function's graph (``maker.fgraph``) and inputs."""
+        return FunctionMaker(self)
 
     def __copy__(self) -> "Function":
         """A shallow copy: the same compiled program and defaults, callable alike."""

@@ -93,6 +93,21 @@ def filter_value(value: Any, type_: TensorType, what: str, allow_downcast: bool 
     return array
 
 
+class _Container:
+    """Theano's ``Container`` of a shared variable, as read: ``storage[0]`` is its value."""
+
+    def __init__(self, shared: "SharedVariable"):
+        self._shared = shared
+
+    @property
+    def storage(self) -> list:
+        return [self._shared._value]
+
+    @property
+    def value(self) -> np.ndarray:
+        return self._shared._value
+
+
 class SharedVariable(Variable):
     """A variable whose value lives between function calls (``theano.shared``)."""
 
@@ -103,6 +118,11 @@ class SharedVariable(Variable):
         self._value = filter_value(value, type_, f"shared variable {name or ''}".strip(), allow_downcast).copy()
         #: Expression of the value after each use (random states set it).
         self.default_update: Variable | None = None
+
+    @property
+    def container(self) -> Any:
+        """Theano's ``container``: ``container.storage[0]`` is the value itself (not a copy)."""
+        return _Container(self)
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
         """The current value (a copy unless `borrow`)."""
