@@ -296,23 +296,20 @@ struct ScanPushOutNonSeqPass
     });
   }
 
-  /// An empty tensor of `result`'s type with the sizes `clone` reifies for
-  /// it where it can (0 for the dynamic ones where it cannot: no step reads
-  /// the value).
-  static Value emptyLike(OpResult result, Operation *clone,
+  /// An empty tensor of `result`'s type with the `reified` sizes of its op
+  /// (null: 0 for the dynamic ones, as no step reads the value).
+  static Value emptyLike(OpResult result,
+                         const ReifiedRankedShapedTypeDims *reified,
                          IRRewriter &rewriter) {
-    Location loc = clone->getLoc();
+    Location loc = result.getLoc();
     auto type = cast<RankedTensorType>(result.getType());
-    ReifiedRankedShapedTypeDims sizes;
-    bool reified = isa<ReifyRankedShapedTypeOpInterface>(clone) &&
-                   succeeded(reifyResultShapes(rewriter, clone, sizes));
     SmallVector<Value> dynamicSizes;
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d))
         continue;
       dynamicSizes.push_back(
           reified ? getValueOrCreateConstantIndexOp(
-                        rewriter, loc, sizes[result.getResultNumber()][d])
+                        rewriter, loc, (*reified)[result.getResultNumber()][d])
                   : arith::ConstantIndexOp::create(rewriter, loc, 0));
     }
     return tensor::EmptyOp::create(rewriter, loc, type.getShape(),
@@ -338,10 +335,17 @@ struct ScanPushOutNonSeqPass
       for (OpOperand &init : dps.getDpsInitsMutable())
         others.push_back(init.get());
     } else {
+      // The sizes of a view or another tensor op's results, where it can tell.
+      ReifiedRankedShapedTypeDims sizes;
+      bool reified =
+          llvm::any_of(clone->getResultTypes(),
+                       llvm::IsaPred<RankedTensorType>) &&
+          isa<ReifyRankedShapedTypeOpInterface>(clone) &&
+          succeeded(reifyResultShapes(rewriter, clone, sizes));
       for (OpResult result : clone->getResults())
         others.push_back(
             isa<RankedTensorType>(result.getType())
-                ? emptyLike(result, clone, rewriter)
+                ? emptyLike(result, reified ? &sizes : nullptr, rewriter)
                 : arith::ConstantOp::create(
                       rewriter, loc,
                       cast<TypedAttr>(rewriter.getZeroAttr(result.getType()))));
