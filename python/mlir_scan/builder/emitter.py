@@ -340,6 +340,10 @@ class Block:
     def icmp(self, pred: str, a: str, b: str, type_: str = "index") -> str:
         return self.op(f"arith.cmpi {pred}, {a}, {b} : {type_}", "cmp")
 
+    def not_(self, cond: str) -> str:
+        """The negation of the ``i1`` `cond`."""
+        return self.op(f"arith.xori {cond}, {self.const(True, 'bool')} : i1")
+
     def select(self, cond: str, a: str, b: str, type_: str) -> str:
         return self.op(f"arith.select {cond}, {a}, {b} : {type_}", "sel")
 

@@ -122,8 +122,7 @@ class Arange(Op):
             n = b.op(f"arith.fptosi {c} : {t} to i64")
             length = b.to_index(n, "int64")
             b.check(is_zero, "arange: step must not be zero")
-            nonzero = b.op(f"arith.xori {is_zero}, {b.const(True, 'bool')} : i1")
-            b.check(b.op(f"arith.andi {no_length}, {nonzero} : i1"),
+            b.check(b.op(f"arith.andi {no_length}, {b.not_(is_zero)} : i1"),
                     "arange: cannot compute length (a bound or the step is NaN or infinite)")
         else:
             s0, s1, st = (b.cast(s, dt, "int64") for s in (start, stop, step))

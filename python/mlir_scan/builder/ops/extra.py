@@ -109,7 +109,7 @@ class ArgReduce(Op):
                 same = bb.op(f"arith.cmpf oeq, {v}, {acc} : {vt}")
                 v_nan = bb.op(f"arith.cmpf uno, {v}, {v} : {vt}")
                 acc_nan = bb.op(f"arith.cmpf uno, {acc}, {acc} : {vt}")
-                acc_num = bb.op(f"arith.xori {acc_nan}, {bb.const(True, 'bool')} : i1")
+                acc_num = bb.not_(acc_nan)
                 nan_wins = bb.op(f"arith.andi {v_nan}, {acc_num} : i1")
                 both_nan = bb.op(f"arith.andi {v_nan}, {acc_nan} : i1")
                 same = bb.op(f"arith.ori {same}, {both_nan} : i1")

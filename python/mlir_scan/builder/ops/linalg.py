@@ -1397,7 +1397,7 @@ class ArgSort(Op):
                 eq = cb.op(f"arith.cmpf oeq, {w}, {v} : {et}")
                 v_nan = cb.op(f"arith.cmpf uno, {v}, {v} : {et}")
                 w_nan = cb.op(f"arith.cmpf uno, {w}, {w} : {et}")
-                w_num = cb.op(f"arith.xori {w_nan}, {cb.const(True, 'bool')} : i1")
+                w_num = cb.not_(w_nan)
                 lt = cb.op(f"arith.ori {lt}, {cb.op(f'arith.andi {v_nan}, {w_num} : i1')} : i1")
                 eq = cb.op(f"arith.ori {eq}, {cb.op(f'arith.andi {v_nan}, {w_nan} : i1')} : i1")
             else:

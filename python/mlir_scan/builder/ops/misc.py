@@ -74,7 +74,7 @@ class Assert(Op):
         message = self.msg.replace("{", "{{").replace("}", "}}")
         for ssa, var in zip(inputs[1:], node.inputs[1:]):
             cond = b.cast(ssa, var.dtype, "bool")
-            bad = b.op(f"arith.xori {cond}, {b.const(True, 'bool')} : i1")
+            bad = b.not_(cond)
             b.check(bad, message, exception=self.exception)
         return [inputs[0]]
 

@@ -344,7 +344,7 @@ class _F64:
         return out
 
     def not_(self, cond: str) -> str:
-        return self.bb.op(f"arith.xori {cond}, {self.bb.const(True, 'bool')} : i1")
+        return self.bb.not_(cond)
 
     def select(self, cond: str, a: str, b: str) -> str:
         return self.bb.select(cond, a, b, "f64")
@@ -629,9 +629,8 @@ def _emit_gamma(bb: Block, dtype: str, fdt: str, j: str, pvals: list[str], bits)
         ok = sb.op(f"arith.andi {ok}, {pos} : i1")
         # A shape that is not a positive number (0, NaN) stops at once.
         valid = sb.op(f"arith.cmpf ogt, {d}, {sb.const(0.0, fdt)} : {ft}")
-        true = sb.const(True, "bool")
-        done = sb.op(f"arith.ori {ok}, {sb.op(f'arith.xori {valid}, {true} : i1')} : i1")
-        go = sb.op(f"arith.xori {done}, {sb.const(True, 'bool')} : i1")
+        done = sb.op(f"arith.ori {ok}, {sb.not_(valid)} : i1")
+        go = sb.not_(done)
         return [sb.op(f"arith.addi {t}, {sb.i64(1)} : i64"), dv, go]
 
     final = _while(bb, [(bb.i64(0), "i64"), (c(0.0), ft), (bb.const(True, "bool"), "i1")], step)
