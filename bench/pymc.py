@@ -82,6 +82,8 @@ def _worker(model_name: str, mode_name: str, task: str, draws: int, repeats: int
                       compile_kwargs={"mode": mode}, model=model)
             times.append(time.perf_counter() - t0)
         return {"sample_first_s": times[0], "sample_s": times[1]}
+    if task == "share":
+        return _sampler_share(pm, model, mode, draws)
     q0 = DictToArrayBijection.map(model.initial_point()).data
     t0 = time.perf_counter()
     f = model.logp_dlogp_function(ravel_inputs=True, mode=mode)
@@ -91,8 +93,70 @@ def _worker(model_name: str, mode_name: str, task: str, draws: int, repeats: int
     rng = np.random.default_rng(0)
     points = [q0 + rng.normal(0.0, 0.3, q0.shape) for _ in range(3)]
     values = [[float(v) for v in np.concatenate([[lp], g])] for lp, g in map(f, points)]
+    if mode_name == "MLIR_SCAN":
+        # The steady state: the optimized code, not the quick tier's -O0 code that the first
+        # calls run while LLVM optimizes in the background (bench/run.py does the same).
+        import mlir_scan.runtime  # noqa: PLC0415
+
+        mlir_scan.runtime.wait_optimized()
     eval_s = run._steady_time(f, (q0,), min_repeats=repeats, budget_s=1.0)
     return {"compile_s": compile_s, "eval_s": eval_s, "values": values}
+
+
+def _sampler_share(pm, model, mode, draws: int) -> dict:
+    """Where `pm.sample`'s time goes: inside the compiled logp+dlogp function, or around it.
+
+    One chain on one core (so that every call is in this process), sampled twice; the second
+    run is timed with the function NUTS calls per leapfrog step (what PyMC's
+    `CpuLeapfrogIntegrator` keeps of the compiled function) wrapped to count its calls and
+    add up their time. What is not in the function is PyMC's own work per step (NUTS' tree
+    building, the trace), and, before the draws, its setup (the model's graph and gradient,
+    PyTensor's rewrites, the compiles): a floor that no faster function lowers. The draws'
+    loop (PyMC's `_sample_many`) is timed too, to tell the setup from the per-draw work.
+    """
+    import pymc.sampling.mcmc as mcmc  # noqa: PLC0415
+    from pymc.step_methods.hmc.integration import CpuLeapfrogIntegrator  # noqa: PLC0415
+
+    init = CpuLeapfrogIntegrator.__init__
+    spent = {"s": 0.0, "calls": 0}
+
+    def timed_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        inner = self._logp_dlogp_func
+
+        def timed(*call_args):
+            t0 = time.perf_counter()
+            try:
+                return inner(*call_args)
+            finally:
+                spent["s"] += time.perf_counter() - t0
+                spent["calls"] += 1
+
+        self._logp_dlogp_func = timed
+
+    sample_many = mcmc._sample_many
+
+    def timed_sample_many(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return sample_many(*args, **kwargs)
+        finally:
+            spent["loop_s"] = time.perf_counter() - t0
+
+    kwargs = dict(tune=draws, chains=1, cores=1, progressbar=False, random_seed=1,
+                  compile_kwargs={"mode": mode}, model=model)
+    pm.sample(draws, **kwargs)
+    CpuLeapfrogIntegrator.__init__ = timed_init
+    mcmc._sample_many = timed_sample_many
+    try:
+        t0 = time.perf_counter()
+        pm.sample(draws, **kwargs)
+        total = time.perf_counter() - t0
+    finally:
+        CpuLeapfrogIntegrator.__init__ = init
+        mcmc._sample_many = sample_many
+    return {"chain_s": total, "in_function_s": spent["s"], "calls": spent["calls"],
+            "draws_loop_s": spent.get("loop_s")}
 
 
 def _measure(model_name: str, mode_name: str, task: str, draws: int, repeats: int) -> dict:
@@ -151,6 +215,27 @@ def table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def share_table(records: list[dict]) -> str:
+    """Where one chain's `pm.sample` time goes (`--share`): the setup before the draws (graph,
+    gradient, rewrites, compiles), the draws' loop, and in it the compiled function's calls;
+    and the best `sample / NUMBA` ratio a mode could reach with a function that took no time."""
+    by = {(r["model"], r["mode"]): r for r in records}
+    lines = ["| model | mode | one chain | setup | draws | in the function | calls | PyMC per call "
+             "| floor / NUMBA's chain |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        if "chain_s" not in r:
+            continue
+        loop = r.get("draws_loop_s") or r["chain_s"]
+        numba = by.get((r["model"], "NUMBA"), {}).get("chain_s")
+        outside = r["chain_s"] - r["in_function_s"]
+        floor = "-" if not numba or r["mode"] == "NUMBA" else f"{outside / numba:.2f}"
+        lines.append(f"| {r['model']} | {r['mode']} | {_fmt_s(r['chain_s'])} | {_fmt_s(r['chain_s'] - loop)} | "
+                     f"{_fmt_s(loop)} | {_fmt_s(r['in_function_s'])} ({r['in_function_s'] / r['chain_s']:.0%}) | "
+                     f"{r['calls']} | {_fmt_s((loop - r['in_function_s']) / max(1, r['calls']))} | {floor} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="200 draws and tuning steps, fewer repeats")
@@ -159,6 +244,8 @@ def main() -> int:
     parser.add_argument("--no-sample", action="store_true", help="only compile and eval (no pm.sample)")
     parser.add_argument("--sample-modes", help="modes that also run pm.sample (default: every mode)")
     parser.add_argument("--draws", type=int, help="draws and tuning steps per chain (default 1000; --quick: 200)")
+    parser.add_argument("--share", action="store_true",
+                        help="also sample one chain in one process and time the calls of the compiled function in it")
     parser.add_argument("--json", help="write the records to this file")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -186,12 +273,20 @@ def main() -> int:
                 rec.update({k: v for k, v in got.items() if k != "error"})
                 if "error" in got:
                     rec["sample_error"] = got["error"]
+            if args.share and mode in sample_modes and "error" not in rec:
+                got = _measure(m, mode, "share", draws, repeats)
+                rec.update({k: v for k, v in got.items() if k != "error"})
+                if "error" in got:
+                    rec["share_error"] = got["error"]
             print(f"{m:14s} {mode:10s} " + " ".join(
                 f"{k}={_fmt_s(v)}" for k, v in rec.items() if k.endswith("_s")) + (
                 f" ERROR {rec['error']}" if "error" in rec else ""), flush=True)
             records.append(rec)
     print()
     print(table(records))
+    if args.share:
+        print()
+        print(share_table(records))
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
     return 0
