@@ -8,9 +8,13 @@ pymc-extras installs) and every mode, it measures:
 - **compile**: building `model.logp_dlogp_function` (the function NUTS calls) and its
   first call, with every cache cold (a fresh process; PyTensor's compile directory and
   numba's cache in a fresh temporary folder; mlir-scan's compile cache off);
-- **eval**: the steady-state time of one logp+dlogp evaluation (median over repeats);
+- **eval**: the steady-state time of one logp+dlogp evaluation (median over repeats; mlir-scan
+  on its optimized code, once the background compile of its tiers is done);
 - **sample (first)**: `pm.sample(chains=2, cores=2)` in a fresh process, compile included;
-- **sample**: a second `pm.sample` in the same process (caches warm).
+- **sample**: a second `pm.sample` in the same process (caches warm);
+- with `--share`: one chain sampled in one process, its time split into the setup
+  (graph, gradient, rewrites, compiles), the draws, and the compiled function's calls
+  in them; "floor" is what a function taking no time would leave, over NUMBA's chain.
 
 Every mode's logp and dlogp at the same points are compared with the C mode's (the
 `agree` column: the largest relative difference). mlir-scan's mode is strict: a
@@ -20,6 +24,7 @@ model that does not compile whole is an error, not a slow fallback.
     python bench/pymc.py --quick         # 200 draws, fewer repeats
     python bench/pymc.py --json docs/bench/pymc.json
     python bench/pymc.py --models garch11,kalman --modes NUMBA,MLIR_SCAN
+    python bench/pymc.py --no-sample --share --modes NUMBA,MLIR_SCAN
 
 Skipped (exit 0 with a message) when PyMC is not installed.
 """
@@ -155,6 +160,12 @@ def _sampler_share(pm, model, mode, draws: int) -> dict:
     finally:
         CpuLeapfrogIntegrator.__init__ = init
         mcmc._sample_many = sample_many
+    # NUTS evaluates the function at least once per draw: fewer calls, or no draws' loop, means
+    # PyMC no longer calls what is wrapped here (it sidestepped ValueGradFunction.__call__ once).
+    if spent["calls"] < draws or "loop_s" not in spent:
+        raise RuntimeError(f"bench/pymc.py --share: saw {spent['calls']} calls of the compiled function for {draws} draws "
+                           f"and {'a' if 'loop_s' in spent else 'no'} draws' loop: this PyMC samples "
+                           "through other functions than CpuLeapfrogIntegrator's and _sample_many")
     return {"chain_s": total, "in_function_s": spent["s"], "calls": spent["calls"],
             "draws_loop_s": spent.get("loop_s")}
 
