@@ -163,8 +163,8 @@ def _sampler_share(pm, model, mode, draws: int) -> dict:
     # NUTS evaluates the function at least once per draw: fewer calls, or no draws' loop, means
     # PyMC no longer calls what is wrapped here (it sidestepped ValueGradFunction.__call__ once).
     if spent["calls"] < draws or "loop_s" not in spent:
-        raise RuntimeError(f"bench/pymc.py --share: saw {spent['calls']} calls of the compiled function for {draws} draws "
-                           f"and {'a' if 'loop_s' in spent else 'no'} draws' loop: this PyMC samples "
+        raise RuntimeError(f"bench/pymc.py --share: saw {spent['calls']} calls of the compiled function for "
+                           f"{draws} draws and {'a' if 'loop_s' in spent else 'no'} draws' loop: this PyMC samples "
                            "through other functions than CpuLeapfrogIntegrator's and _sample_many")
     return {"chain_s": total, "in_function_s": spent["s"], "calls": spent["calls"],
             "draws_loop_s": spent.get("loop_s")}

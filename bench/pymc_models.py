@@ -18,6 +18,9 @@ and dlogp at random points.
 - ``ar2``: an AR(2) written generatively with `pytensor.scan` in `pm.CustomDist`
   (PyMC derives the logp of the scan: "Time Series Models Derived From a
   Generative Graph");
+- ``stochastic_volatility``: PyMC's stochastic volatility example (a Gaussian random
+  walk of log-volatilities, Student-t returns with a learned `nu`: its logp has `gammaln`
+  of `nu`, its dlogp the digamma function `psi`);
 - ``statespace``, ``statespace_univariate``, ``statespace_cholesky``: pymc-extras'
   structural local-level model with each of its Kalman filters (standard, univariate,
   Cholesky: a QR and an IfElse in the step), where pymc-extras installs.
@@ -168,6 +171,20 @@ def ar2(seed: int = 0, n: int = 500) -> pm.Model:
     return model
 
 
+def stochastic_volatility(seed: int = 0, n: int = 400) -> pm.Model:
+    """PyMC's "Stochastic Volatility model" example, on returns drawn from its own process."""
+    rng = np.random.default_rng(seed)
+    log_vol = np.cumsum(rng.normal(0.0, 0.1, n)) - 4.0
+    returns = rng.standard_t(6.0, n) * np.exp(log_vol)
+    with pm.Model() as model:
+        step_size = pm.Exponential("step_size", 10)
+        volatility = pm.GaussianRandomWalk("volatility", sigma=step_size, shape=n,
+                                           init_dist=pm.Normal.dist(0, 100))
+        nu = pm.Exponential("nu", 0.1)
+        pm.StudentT("returns", nu=nu, lam=np.exp(-2 * volatility), observed=returns)
+    return model
+
+
 def statespace(seed: int = 0, n: int = 200, filter_type: str = "standard") -> pm.Model:
     """pymc-extras' structural local-level model (its Kalman filter is a scan), as its
     documentation builds one: priors on every parameter the model names, then
@@ -197,6 +214,7 @@ MODELS: dict[str, Callable[..., pm.Model]] = {
     "kalman": kalman,
     "local_level": local_level,
     "ar2": ar2,
+    "stochastic_volatility": stochastic_volatility,
 }
 if _structural is not None:
     MODELS["statespace"] = statespace

@@ -326,6 +326,8 @@ class _Program:
         func = self.func(name)
         if func.external and name in _C_LIBRARY and len(args) == 1:
             return [_C_LIBRARY[name](args[0])]
+        if func.external and name in _SPECIAL_FUNCTIONS:
+            return [_SPECIAL_FUNCTIONS[name](*args)]
         if func.external or func.body is None:
             raise NotImplementedError(
                 f"reference interpreter: @{name} is an external declaration without a body"
@@ -354,6 +356,46 @@ for _name, _fn in (("erf", np.vectorize(math.erf, otypes=[np.float64])),
                    ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh)):
     _C_LIBRARY[_name] = _elementwise_math(_fn, "float64")
     _C_LIBRARY[_name + "f"] = _elementwise_math(_fn, "float32")
+
+
+
+def _lgamma(x: float) -> float:
+    try:
+        return math.lgamma(x)
+    except ValueError:  # the poles 0, -1, -2, ...: C's lgamma gives inf
+        return math.inf
+
+
+def _special_function(fn: Callable[..., np.ndarray], dtype: str) -> Callable[..., Value]:
+    """A special function of mlir-scan's run-time library
+    (python/runtime/ScanSpecialFunctions.cpp), computed here by the Python
+    standard library (``lgamma``) or SciPy (digamma, polygamma: the values the
+    run-time library follows), in float64 and rounded to `dtype`."""
+
+    def apply(*args: Value) -> Value:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*[np.asarray(a) for a in args])).astype(dtype)[()]
+
+    return apply
+
+
+def _scipy_special(name: str) -> Callable[..., np.ndarray]:
+    def call(*args: np.ndarray) -> np.ndarray:
+        try:
+            import scipy.special  # noqa: PLC0415 - only programs that use these functions need SciPy
+        except ImportError as e:  # pragma: no cover - SciPy comes with PyTensor
+            raise NotImplementedError(f"reference interpreter: {name} needs SciPy (pip install scipy)") from e
+        return getattr(scipy.special, name)(*args)
+
+    return call
+
+
+_SPECIAL_FUNCTIONS: dict[str, Callable[..., Value]] = {}
+for _name, _fn in (("lgamma", np.vectorize(_lgamma, otypes=[np.float64])),
+                   ("digamma", _scipy_special("psi")),
+                   ("polygamma", _scipy_special("polygamma"))):
+    _SPECIAL_FUNCTIONS[f"__mlir_scan_{_name}"] = _special_function(_fn, "float64")
+    _SPECIAL_FUNCTIONS[f"__mlir_scan_{_name}f"] = _special_function(_fn, "float32")
 
 
 # --------------------------------------------------------------------------- #

@@ -161,6 +161,9 @@ def _runtime_symbols() -> dict[str, int]:
         # python/runtime/ScanBlas.cpp (scan-call-blas)
         "mlir_scan_blas_gemm_f64": "mlirScanBlasGemmF64",
         "mlir_scan_blas_gemm_f32": "mlirScanBlasGemmF32",
+        # python/runtime/ScanSpecialFunctions.cpp (gammaln, psi, polygamma)
+        **{name: name for base in ("lgamma", "digamma", "polygamma")
+           for name in (f"__mlir_scan_{base}", f"__mlir_scan_{base}f")},
     }
     return {symbol: ctypes.cast(lib[name], ctypes.c_void_p).value for symbol, name in names.items()}
 

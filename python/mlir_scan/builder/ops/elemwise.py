@@ -421,6 +421,38 @@ def _libm(name: str):
     return emit
 
 
+def _special(base: str):
+    """A unary special function of the run-time library
+    (python/runtime/ScanSpecialFunctions.cpp: ``lgamma``, ``digamma``), declared once per module."""
+
+    def emit(b: Block, x: str, out: str) -> str:
+        t = DTYPES[out]
+        fn = f"__mlir_scan_{base}" + ("" if out == "float64" else "f")
+        b.module.helper(fn, f"  func.func private @{fn}({t}) -> {t}")
+        return b.op(f"func.call @{fn}({x}) : ({t}) -> {t}")
+
+    return emit
+
+
+class _Polygamma(ScalarOp):
+    """``polygamma(n, x)``: the n-th derivative of the digamma function (SciPy's
+    ``polygamma``; n = 0 is the digamma function, a negative n gives NaN), computed by the
+    run-time library in double precision; `n` is truncated to an integer."""
+
+    name, nin = "polygamma", 2
+
+    def out_dtype(self, dtypes):
+        return float_dtype_for(dtypes[1])
+
+    def emit(self, b, args, dtypes, out):
+        n = b.cast(args[0], dtypes[0], "int64")
+        x = b.cast(args[1], dtypes[1], out)
+        t = DTYPES[out]
+        fn = "__mlir_scan_polygamma" + ("" if out == "float64" else "f")
+        b.module.helper(fn, f"  func.func private @{fn}(i64, {t}) -> {t}")
+        return b.op(f"func.call @{fn}({n}, {x}) : (i64, {t}) -> {t}")
+
+
 class _FloatFn2(ScalarOp):
     """A binary function computed in floating point (``arctan2``)."""
 
@@ -553,6 +585,9 @@ SCALAR_OPS: dict[str, ScalarOp] = {
     "arctanh": _FloatFn("arctanh", _libm("atanh")),
     "erf": _FloatFn("erf", _libm("erf")),
     "erfc": _FloatFn("erfc", _libm("erfc")),
+    "gammaln": _FloatFn("gammaln", _special("lgamma")),
+    "psi": _FloatFn("psi", _special("digamma")),
+    "polygamma": _Polygamma(),
     "arctan2": _FloatFn2("arctan2", "atan2"),
     "round_half_to_even": _Round("round_half_to_even", "roundeven"),
     "round_half_away_from_zero": _Round("round_half_away_from_zero", "round"),
@@ -857,6 +892,9 @@ GRAD_RULES = {
     "erf": lambda xs, o, g: [_e("mul", g, _g_erf(xs[0], o, 2 / np.sqrt(np.pi)))],
     "erfc": lambda xs, o, g: [_e("mul", g, _g_erf(xs[0], o, -2 / np.sqrt(np.pi)))],
     "arctan2": lambda xs, o, g: _g_arctan2(xs, o, g),
+    "gammaln": lambda xs, o, g: [_e("mul", g, _e("psi", xs[0]))],
+    "psi": lambda xs, o, g: [_e("mul", g, _e("polygamma", _k(1, o), xs[0]))],
+    "polygamma": lambda xs, o, g: [None, _e("mul", g, _e("polygamma", _e("add", xs[0], _k(1, xs[0])), xs[1]))],
     "round_half_to_even": lambda xs, o, g: [None],
     "round_half_away_from_zero": lambda xs, o, g: [None],
     "sgn": lambda xs, o, g: [None],

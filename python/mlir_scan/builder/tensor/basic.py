@@ -68,7 +68,8 @@ __all__ = [
     "exp", "log", "log1p", "sqrt", "sqr", "tanh", "sigmoid", "softplus", "sin", "cos", "floor", "ceil",
     "maximum", "minimum", "switch", "where", "clip", "cast",
     "log2", "log10", "expm1", "exp2", "sinh", "cosh", "tan", "arcsin", "arccos", "arctan", "arctan2",
-    "arcsinh", "arccosh", "arctanh", "erf", "erfc", "round", "round_half_to_even", "round_half_away_from_zero",
+    "arcsinh", "arccosh", "arctanh", "erf", "erfc", "gammaln", "psi", "polygamma", "tri_gamma", "round",
+    "round_half_to_even", "round_half_away_from_zero",
     "sgn", "sign", "isnan", "isinf", "reciprocal", "inv", "deg2rad", "rad2deg",
     # structure
     "dot", "outer", "transpose", "dimshuffle", "shape", "reshape", "flatten", "concatenate", "join", "stack", "split",
@@ -475,6 +476,33 @@ def erf(a):
 def erfc(a):
     """The complementary error function ``1 - erf(a)`` (libm's ``erfc``)."""
     return _elem("erfc", a)
+
+
+def gammaln(a):
+    """``log |Gamma(a)|``, element-wise (libm's ``lgamma_r``; ``inf`` at the poles 0, -1, ...).
+
+    >>> float(gammaln(constant(5.0)).eval())  # log(4!)
+    3.1780538303479458
+    """
+    return _elem("gammaln", a)
+
+
+def psi(a):
+    """The digamma function ``d/da log Gamma(a)``, element-wise, as SciPy's ``psi``
+    (``-inf`` at 0, NaN at the negative integers)."""
+    return _elem("psi", a)
+
+
+def polygamma(n, a):
+    """``psi^(n)(a)``, the n-th derivative of the digamma function, element-wise, as SciPy's
+    ``polygamma`` (integer ``n`` >= 0; 0 is :func:`psi`). Its gradient in ``a`` is
+    ``polygamma(n + 1, a)``; ``n`` has none."""
+    return _elem("polygamma", n, a)
+
+
+def tri_gamma(a):
+    """The trigamma function ``polygamma(1, a)``, element-wise."""
+    return _elem("polygamma", 1, a)
 
 
 def round(a, mode: str | None = None):  # noqa: A001 - Theano's name
