@@ -409,26 +409,15 @@ class _Identity(ScalarOp):
         return args[0]
 
 
-def _libm(name: str):
-    """A unary function computed by libm's `name` (``erf``...), declared once per module."""
+def _libm(name: str, prefix: str = ""):
+    """A unary function computed by libm's `name` (``erf``...), or by the run-time
+    library's `prefix` + `name` (``__mlir_scan_lgamma``...), declared once per module;
+    float32 calls the ``f``-suffixed variant."""
 
     def emit(b: Block, x: str, out: str) -> str:
         t = DTYPES[out]
-        fn = name if out == "float64" else name + "f"
+        fn = prefix + (name if out == "float64" else name + "f")
         b.module.helper(f"__libm_{fn}", f"  func.func private @{fn}({t}) -> {t}")
-        return b.op(f"func.call @{fn}({x}) : ({t}) -> {t}")
-
-    return emit
-
-
-def _special(base: str):
-    """A unary special function of the run-time library
-    (python/runtime/ScanSpecialFunctions.cpp: ``lgamma``, ``digamma``), declared once per module."""
-
-    def emit(b: Block, x: str, out: str) -> str:
-        t = DTYPES[out]
-        fn = f"__mlir_scan_{base}" + ("" if out == "float64" else "f")
-        b.module.helper(fn, f"  func.func private @{fn}({t}) -> {t}")
         return b.op(f"func.call @{fn}({x}) : ({t}) -> {t}")
 
     return emit
@@ -585,8 +574,9 @@ SCALAR_OPS: dict[str, ScalarOp] = {
     "arctanh": _FloatFn("arctanh", _libm("atanh")),
     "erf": _FloatFn("erf", _libm("erf")),
     "erfc": _FloatFn("erfc", _libm("erfc")),
-    "gammaln": _FloatFn("gammaln", _special("lgamma")),
-    "psi": _FloatFn("psi", _special("digamma")),
+    # python/runtime/ScanSpecialFunctions.cpp
+    "gammaln": _FloatFn("gammaln", _libm("lgamma", prefix="__mlir_scan_")),
+    "psi": _FloatFn("psi", _libm("digamma", prefix="__mlir_scan_")),
     "polygamma": _Polygamma(),
     "arctan2": _FloatFn2("arctan2", "atan2"),
     "round_half_to_even": _Round("round_half_to_even", "roundeven"),
