@@ -78,12 +78,6 @@
 #include <tuple>
 #include <vector>
 
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 using namespace llvm;
 
 namespace {
@@ -101,32 +95,6 @@ constexpr size_t kMinPartSize = 200;
 /// 40-65 ms), and below about 250 the saving is within what a first call at
 /// -O0 speed can lose again (W2's 80 and W4's 87 gain nothing).
 constexpr size_t kMinTieredSize = 250;
-
-/// The nice value of the threads that compile optimized tiers. They run
-/// while the program does its own work on the same cores: its first calls
-/// on the quick code (in parallel loops), the graph building and the quick
-/// compiles of its next programs, all of which the user waits for. At the
-/// program's priority the compile took its share of those cores to make
-/// code that is only needed later; at nice 10 it gets about a tenth of a
-/// busy core, and all of an idle one: once the program waits
-/// (`Program.wait`), returns to the user, or a long quick call gives its
-/// core up (ScanRuntime.cpp, `__mlir_scan_poll_upgrade`). Measured on two
-/// cores (fresh processes, compile cache off, medians of 6-8 interleaved
-/// pairs): first calls of W9-f32 0.88 -> 0.79 s, W8-f64 0.097 -> 0.088 s,
-/// W6-f64 0.173 -> 0.165 s, W5-H1024 0.298 -> 0.291 s (docs/performance.md).
-constexpr int kOptimizerNice = 10;
-
-/// Lowers the calling thread's priority to kOptimizerNice; the threads it
-/// starts (compileObjects' parts) inherit it. Linux only: elsewhere the
-/// optimized tier compiles at the program's priority.
-void yieldToProgram() {
-#ifdef __linux__
-  // Per thread on Linux (a thread is a task): the rest of the process keeps
-  // its priority.
-  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)),
-                    kOptimizerNice);
-#endif
-}
 
 /// The process's one slot for compiling an optimized tier: optimized tiers
 /// compile one at a time, in parts on every core (the header).
@@ -820,7 +788,6 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
                                    names = std::move(names),
                                    addresses = std::move(addresses),
                                    prefix = std::move(prefix)]() {
-    yieldToProgram();
     auto optimize = [&]() -> Error {
       OptimizerSlot &slot = OptimizerSlot::get();
       if (!slot.acquire(program.cancelled))

@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 
 import numpy as np
 import pytest
@@ -151,33 +150,6 @@ def test_a_large_program_runs_quick_code_first_and_the_optimized_code_later(no_c
     states, grad = _bptt(*args)
     np.testing.assert_allclose(expected[0], states[-1], rtol=1e-10)
     np.testing.assert_allclose(expected[1], grad, rtol=1e-9)
-
-
-def _nice_values() -> dict[int, int]:
-    """The nice value of each of this process's threads (field 19 of /proc/.../stat)."""
-    values = {}
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/stat") as f:
-                values[int(task)] = int(f.read().rsplit(")", 1)[1].split()[16])
-        except (OSError, ValueError, IndexError):  # a thread that just ended
-            continue
-    return values
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
-def test_the_optimized_tier_compiles_below_the_programs_priority(no_compile_cache):
-    """The background compile yields the cores to the program's own work (ScanJIT.cpp,
-    kOptimizerNice); the program's threads keep their priority."""
-    program = mlir_scan.compile(_rnn_program_text())
-    seen: set[int] = set()
-    while program.tier == "quick":
-        values = _nice_values()
-        seen.update(v for tid, v in values.items() if tid != threading.get_native_id())
-        assert values.get(threading.get_native_id(), 0) == 0
-    assert 10 in seen
-    program.f(*_rnn_args(5))
-    assert _nice_values()[threading.get_native_id()] == 0
 
 
 def test_a_small_program_is_compiled_in_one_tier(no_compile_cache):
