@@ -324,10 +324,8 @@ class _Program:
 
     def call(self, name: str, args: Sequence[Value]) -> list[Value]:
         func = self.func(name)
-        if func.external and name in _C_LIBRARY and len(args) == 1:
-            return [_C_LIBRARY[name](args[0])]
-        if func.external and name in _SPECIAL_FUNCTIONS:
-            return [_SPECIAL_FUNCTIONS[name](*args)]
+        if func.external and name in _C_LIBRARY:
+            return [_C_LIBRARY[name](*args)]
         if func.external or func.body is None:
             raise NotImplementedError(
                 f"reference interpreter: @{name} is an external declaration without a body"
@@ -335,28 +333,16 @@ class _Program:
         return _run_block({}, func.body, args)
 
 
-def _elementwise_math(fn: Callable[[np.ndarray], np.ndarray], dtype: str) -> Callable[[Value], Value]:
-    """The C library function `fn` (a NumPy function of float64 arrays)
-    applied to a scalar or an array, in `dtype` (the ``f``-suffixed float32
-    functions: computed in float64, rounded)."""
+def _elementwise_math(fn: Callable[..., np.ndarray], dtype: str) -> Callable[..., Value]:
+    """The C function `fn` (a NumPy function of float64 arrays) applied to
+    scalars or arrays, in `dtype` (the ``f``-suffixed float32 functions:
+    computed in float64, rounded)."""
 
-    def apply(x: Value) -> Value:
+    def apply(*xs: Value) -> Value:
         with np.errstate(all="ignore"):
-            return np.asarray(fn(np.asarray(x, dtype=np.float64))).astype(dtype)[()]
+            return np.asarray(fn(*[np.asarray(x, dtype=np.float64) for x in xs])).astype(dtype)[()]
 
     return apply
-
-
-#: External C library functions the graph builder's programs call
-#: (`builder/ops/elemwise.py`'s `_libm`), by symbol; NumPy's ufuncs follow
-#: C's results outside the domain (atanh(1) = inf, acosh(0) = NaN).
-_C_LIBRARY: dict[str, Callable[[Value], Value]] = {}
-for _name, _fn in (("erf", np.vectorize(math.erf, otypes=[np.float64])),
-                   ("erfc", np.vectorize(math.erfc, otypes=[np.float64])),
-                   ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh)):
-    _C_LIBRARY[_name] = _elementwise_math(_fn, "float64")
-    _C_LIBRARY[_name + "f"] = _elementwise_math(_fn, "float32")
-
 
 
 def _lgamma(x: float) -> float:
@@ -364,19 +350,6 @@ def _lgamma(x: float) -> float:
         return math.lgamma(x)
     except ValueError:  # the poles 0, -1, -2, ...: C's lgamma gives inf
         return math.inf
-
-
-def _special_function(fn: Callable[..., np.ndarray], dtype: str) -> Callable[..., Value]:
-    """A special function of mlir-scan's run-time library
-    (python/runtime/ScanSpecialFunctions.cpp), computed here by the Python
-    standard library (``lgamma``) or SciPy (digamma, polygamma: the values the
-    run-time library follows), in float64 and rounded to `dtype`."""
-
-    def apply(*args: Value) -> Value:
-        with np.errstate(all="ignore"):
-            return np.asarray(fn(*[np.asarray(a) for a in args])).astype(dtype)[()]
-
-    return apply
 
 
 def _scipy_special(name: str) -> Callable[..., np.ndarray]:
@@ -390,12 +363,21 @@ def _scipy_special(name: str) -> Callable[..., np.ndarray]:
     return call
 
 
-_SPECIAL_FUNCTIONS: dict[str, Callable[..., Value]] = {}
-for _name, _fn in (("lgamma", np.vectorize(_lgamma, otypes=[np.float64])),
-                   ("digamma", _scipy_special("psi")),
-                   ("polygamma", _scipy_special("polygamma"))):
-    _SPECIAL_FUNCTIONS[f"__mlir_scan_{_name}"] = _special_function(_fn, "float64")
-    _SPECIAL_FUNCTIONS[f"__mlir_scan_{_name}f"] = _special_function(_fn, "float32")
+#: External functions the graph builder's programs call, by symbol: libm's
+#: (`builder/ops/elemwise.py`'s `_libm`; NumPy's ufuncs follow C's results
+#: outside the domain, atanh(1) = inf, acosh(0) = NaN) and the run-time
+#: library's special functions (python/runtime/ScanSpecialFunctions.cpp:
+#: lgamma by the Python standard library, digamma and polygamma by SciPy,
+#: whose values it follows).
+_C_LIBRARY: dict[str, Callable[..., Value]] = {}
+for _name, _fn in (("erf", np.vectorize(math.erf, otypes=[np.float64])),
+                   ("erfc", np.vectorize(math.erfc, otypes=[np.float64])),
+                   ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh),
+                   ("__mlir_scan_lgamma", np.vectorize(_lgamma, otypes=[np.float64])),
+                   ("__mlir_scan_digamma", _scipy_special("psi")),
+                   ("__mlir_scan_polygamma", _scipy_special("polygamma"))):
+    _C_LIBRARY[_name] = _elementwise_math(_fn, "float64")
+    _C_LIBRARY[_name + "f"] = _elementwise_math(_fn, "float32")
 
 
 # --------------------------------------------------------------------------- #
