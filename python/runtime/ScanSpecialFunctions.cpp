@@ -12,6 +12,7 @@
 
 #include "ScanRuntime.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -40,6 +41,18 @@ constexpr double kBernoulliOverFactorial[] = {
     -236364091.0 / 1693824136731743669452800000.0,
 };
 
+/// B_2k / (2k) = B_2k/(2k)! * (2k-1)!, k = 1..12: the digamma function's
+/// series, derived once from the table above (it is called per element).
+const std::array<double, 12> &bernoulliOver2k() {
+  static const std::array<double, 12> table = [] {
+    std::array<double, 12> t{};
+    for (int k = 1; k <= 12; ++k)
+      t[k - 1] = kBernoulliOverFactorial[k - 1] * std::tgamma(2.0 * k);
+    return t;
+  }();
+  return table;
+}
+
 bool isNonPositiveInteger(double x) { return x <= 0 && x == std::floor(x); }
 
 /// psi^(n)(x) for x >= the shift threshold: the asymptotic series,
@@ -48,10 +61,10 @@ bool isNonPositiveInteger(double x) { return x <= 0 && x == std::floor(x); }
 double asymptotic(int64_t n, double x) {
   double inv = 1.0 / x, inv2 = inv * inv;
   if (n == 0) {
+    const std::array<double, 12> &coefficients = bernoulliOver2k();
     double sum = 0, power = inv2;
     for (int k = 1; k <= 12; ++k, power *= inv2)
-      // B_2k / (2k) = B_2k/(2k)! * (2k-1)!
-      sum += kBernoulliOverFactorial[k - 1] * std::tgamma(2.0 * k) * power;
+      sum += coefficients[k - 1] * power;
     return std::log(x) - 0.5 * inv - sum;
   }
   double nFactorial = std::tgamma(n + 1.0);

@@ -34,8 +34,8 @@ pymc_models = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(pymc_models)
 
 #: Lengths small enough for PyTensor's Python linker, long enough for a real filter.
-LENGTHS = {"garch11": 120, "garch11_scan": 120, "kalman": 40, "local_level": 120, "ar2": 120, "stochastic_volatility": 120, "statespace": 40,
-           "statespace_univariate": 40, "statespace_cholesky": 40}
+LENGTHS = {"garch11": 120, "garch11_scan": 120, "kalman": 40, "local_level": 120, "ar2": 120,
+           "stochastic_volatility": 120, "statespace": 40, "statespace_univariate": 40, "statespace_cholesky": 40}
 
 
 def _logp_dlogp(model, mode):
