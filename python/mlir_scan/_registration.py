@@ -129,6 +129,11 @@ def runtime_library() -> ctypes.CDLL:
     lib.mlirScanInvoke.restype = ctypes.c_int
     lib.mlirScanRestarts.argtypes = []
     lib.mlirScanRestarts.restype = ctypes.c_int64
+    for name in ("mlirScanCompileBegins", "mlirScanCompileEnds"):
+        lib[name].argtypes = []
+        lib[name].restype = None
+    lib.mlirScanUpgradesPending.argtypes = []
+    lib.mlirScanUpgradesPending.restype = ctypes.c_int32
     lib.mlirScanAlloc.argtypes = [ctypes.c_size_t]
     lib.mlirScanAlloc.restype = ctypes.c_void_p
     lib.mlirScanCalloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]

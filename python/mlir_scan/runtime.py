@@ -156,11 +156,14 @@ def _runtime_symbols() -> dict[str, int]:
         "__mlir_scan_poll_upgrade": "__mlir_scan_poll_upgrade",
         "__mlir_scan_upgrade_begins": "__mlir_scan_upgrade_begins",
         "__mlir_scan_upgrade_ends": "__mlir_scan_upgrade_ends",
+        "__mlir_scan_foreground": "__mlir_scan_foreground",
         # python/runtime/ScanParallel.cpp (scan-lower-parallel-calls)
         "__mlir_scan_parallel_for": "__mlir_scan_parallel_for",
         # python/runtime/ScanBlas.cpp (scan-call-blas)
         "mlir_scan_blas_gemm_f64": "mlirScanBlasGemmF64",
         "mlir_scan_blas_gemm_f32": "mlirScanBlasGemmF32",
+        "mlir_scan_gemm_f64": "mlirScanGemmF64",
+        "mlir_scan_gemm_f32": "mlirScanGemmF32",
         # python/runtime/ScanSpecialFunctions.cpp (gammaln, psi, polygamma)
         **{name: name for base in ("lgamma", "digamma", "polygamma")
            for name in (f"__mlir_scan_{base}", f"__mlir_scan_{base}f")},
@@ -836,6 +839,19 @@ def _cache_prefix(source: str, steps: list[tuple[str, str]], opt_level: int) -> 
     return os.path.join(folder, digest.hexdigest())
 
 
+@contextlib.contextmanager
+def _compiling() -> Iterator[None]:
+    """Tells the run-time library that the process is compiling a program:
+    background compiles of optimized tiers wait for it, and for the first
+    call after it (``__mlir_scan_foreground`` in python/runtime/ScanRuntime.cpp)."""
+    library = _registration.runtime_library()
+    library.mlirScanCompileBegins()
+    try:
+        yield
+    finally:
+        library.mlirScanCompileEnds()
+
+
 class Program:
     """A compiled module: one callable attribute per public function."""
 
@@ -867,8 +883,9 @@ class Program:
                 return
             except RuntimeError:
                 pass  # a symbol this process lacks: compile, for the error that names it
-        module = self._compile(text, steps)  # text: a Module source is printed once
-        self._load(module, opt_level, save_prefix=prefix, tiered=tiered and tiers_enabled())
+        with _compiling():
+            module = self._compile(text, steps)  # text: a Module source is printed once
+            self._load(module, opt_level, save_prefix=prefix, tiered=tiered and tiers_enabled())
 
     def _compile(self, source: str | ir.Module, steps: list[tuple[str, str]],
                  keep: Sequence[str] = ()) -> ir.Module:

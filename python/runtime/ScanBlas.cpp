@@ -1,15 +1,20 @@
 //===- ScanBlas.cpp - large matrix products through BLAS ------------------===//
 //
-// `scan-call-blas` guards each large f32/f64 matrix product of a program
-// behind a call of `mlir_scan_blas_gemm_<t>`, whose memref operands arrive
-// as expanded descriptors (allocated, aligned, offset, sizes, strides), then
-// an i32 `accumulate`. The entry point returns 1 after computing `C += A B`
-// (`C = A B` when `accumulate` is 0) with BLAS, or 0 without touching
-// anything, and the program then runs its own loops: when no BLAS was given
-// to the library (`mlirScanSetBlas`, called by mlir_scan/runtime.py with the
-// functions of the scipy-openblas32 package), when a layout is not one BLAS
-// takes, or when the product is thin (fewer than kMinSide rows, columns or
-// terms).
+// `scan-call-blas` guards each large f32/f64 matrix product of a program's
+// loops behind a call of `mlir_scan_blas_gemm_<t>`, whose memref operands
+// arrive as expanded descriptors (allocated, aligned, offset, sizes,
+// strides), then an i32 `accumulate`. The entry point returns 1 after
+// computing `C += A B` (`C = A B` when `accumulate` is 0) with BLAS, or 0
+// without touching anything, and the program then runs its own loops: when
+// no BLAS was given to the library (`mlirScanSetBlas`, called by
+// mlir_scan/runtime.py with the functions of the scipy-openblas32 package),
+// when a layout is not one BLAS takes, or when the product is thin (fewer
+// than kMinSide rows, columns or terms).
+//
+// A product outside the program's loops has no loops of its own (they were
+// most of the compile time of a program of products): it calls
+// `mlir_scan_gemm_<t>(A, B, C, accumulate, minWork)`, which makes the same
+// choice and computes what BLAS declines in LoopGemm's loops below.
 //
 // BLAS runs on one thread per call; large products are split into row (or
 // column) panels on the pool of ScanParallel.cpp, which the program's own
@@ -25,6 +30,8 @@
 #include <climits>
 #include <cstdint>
 
+extern "C" void *mlirScanAlloc(size_t size);
+extern "C" void mlirScanFree(void *pointer);
 extern "C" void __mlir_scan_parallel_for(int64_t lo, int64_t hi, int64_t work,
                                          void (*fn)(void *, int64_t, int64_t),
                                          void *context);
@@ -97,14 +104,16 @@ template <typename T> Layout layoutOf(const Matrix<T> &m) {
   return l;
 }
 
-/// The bytes [first, last) a matrix with non-negative strides spans.
+/// The bytes [first, last) a non-empty matrix spans (strides of any sign).
 struct Span {
   const char *first, *last;
 };
 template <typename T> Span spanOf(const Matrix<T> &m) {
-  const char *first = reinterpret_cast<const char *>(m.data);
-  int64_t end = (m.rows - 1) * m.rowStride + (m.cols - 1) * m.colStride + 1;
-  return {first, first + end * int64_t(sizeof(T))};
+  int64_t low = 0, high = 0;
+  for (int64_t step : {(m.rows - 1) * m.rowStride, (m.cols - 1) * m.colStride})
+    (step < 0 ? low : high) += step;
+  const char *data = reinterpret_cast<const char *>(m.data);
+  return {data + low * int64_t(sizeof(T)), data + (high + 1) * int64_t(sizeof(T))};
 }
 template <typename T> bool overlap(const Matrix<T> &a, const Matrix<T> &b) {
   Span x = spanOf(a), y = spanOf(b);
@@ -173,6 +182,74 @@ int32_t gemm(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate) {
   return 1;
 }
 
+/// Rows [lo, hi) of `C (+)= A B` in plain loops, for any strides: each row
+/// of C is a sum of rows of B, so the innermost loop runs along a row of B
+/// and of C (contiguous in the common case, where it vectorizes).
+template <typename T> struct LoopGemm {
+  Matrix<T> a, b, c;
+  bool accumulate;
+
+  void run(int64_t lo, int64_t hi) const {
+    const bool unit = b.colStride == 1 && c.colStride == 1;
+    for (int64_t i = lo; i < hi; ++i) {
+      T *row = c.data + i * c.rowStride;
+      if (!accumulate)
+        for (int64_t j = 0; j < c.cols; ++j)
+          row[j * c.colStride] = T(0);
+      for (int64_t p = 0; p < a.cols; ++p) {
+        T x = a.data[i * a.rowStride + p * a.colStride];
+        const T *in = b.data + p * b.rowStride;
+        if (unit) {
+          for (int64_t j = 0; j < c.cols; ++j)
+            row[j] += x * in[j];
+        } else {
+          for (int64_t j = 0; j < c.cols; ++j)
+            row[j * c.colStride] += x * in[j * b.colStride];
+        }
+      }
+    }
+  }
+
+  static void part(void *self, int64_t lo, int64_t hi) {
+    static_cast<const LoopGemm *>(self)->run(lo, hi);
+  }
+};
+
+/// `C += A B` (`accumulate`) or `C = A B`, always: through BLAS when the
+/// product has at least `minWork` terms and BLAS takes it (gemm), else in
+/// LoopGemm's loops (on a copy of C when C overlaps an operand, which the
+/// loops would read after writing it).
+template <typename T>
+void product(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate,
+             int64_t minWork) {
+  if (c.rows == 0 || c.cols == 0)
+    return;
+  int64_t work = c.rows * c.cols * a.cols;
+  if (work >= minWork && gemm(a, b, c, accumulate))
+    return;
+  bool aliased = a.cols > 0 && (overlap(a, c) || overlap(b, c));
+  T *copy = nullptr;
+  Matrix<T> out = c;
+  if (aliased) {
+    // (the run-time allocator: a failure fails the call, as a program's own)
+    copy = static_cast<T *>(mlirScanAlloc(sizeof(T) * c.rows * c.cols));
+    out = Matrix<T>{copy, c.rows, c.cols, c.cols, 1};
+    if (accumulate)
+      for (int64_t i = 0; i < c.rows; ++i)
+        for (int64_t j = 0; j < c.cols; ++j)
+          copy[i * c.cols + j] = c.data[i * c.rowStride + j * c.colStride];
+  }
+  LoopGemm<T> loops{a, b, out, accumulate != 0};
+  __mlir_scan_parallel_for(0, c.rows, std::max<int64_t>(work, c.rows * c.cols),
+                           &LoopGemm<T>::part, &loops);
+  if (aliased) {
+    for (int64_t i = 0; i < c.rows; ++i)
+      for (int64_t j = 0; j < c.cols; ++j)
+        c.data[i * c.rowStride + j * c.colStride] = copy[i * c.cols + j];
+    mlirScanFree(copy);
+  }
+}
+
 } // namespace
 
 // A 2-D memref's descriptor fields.
@@ -208,6 +285,25 @@ MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemmF32(MATRIX_ARGS(float, a),
                                                      MATRIX_ARGS(float, c),
                                                      int32_t accumulate) {
   return gemm(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);
+}
+
+/// The products scan-call-blas leaves no loops for (outside the program's
+/// loops): computed here whatever the layout, through BLAS where gemm would
+/// take them (see `product`).
+MLIR_SCAN_RUNTIME_EXPORT void mlirScanGemmF64(MATRIX_ARGS(double, a),
+                                              MATRIX_ARGS(double, b),
+                                              MATRIX_ARGS(double, c),
+                                              int32_t accumulate,
+                                              int64_t minWork) {
+  product(MATRIX(a), MATRIX(b), MATRIX(c), accumulate, minWork);
+}
+
+MLIR_SCAN_RUNTIME_EXPORT void mlirScanGemmF32(MATRIX_ARGS(float, a),
+                                              MATRIX_ARGS(float, b),
+                                              MATRIX_ARGS(float, c),
+                                              int32_t accumulate,
+                                              int64_t minWork) {
+  product(MATRIX(a), MATRIX(b), MATRIX(c), accumulate, minWork);
 }
 
 } // extern "C"

@@ -40,6 +40,14 @@ std::atomic<int64_t> restarts{0};
 std::atomic<int> upgradesPending{0};
 std::atomic<int64_t> upgradesDueNs{0};
 
+/// What a user of the process waits for (__mlir_scan_foreground): calls
+/// entered through an entry slot (tiered programs) that are computing, not
+/// waiting for optimized code; how many of them have returned; compiles
+/// (mlirScanCompileBegins/Ends).
+std::atomic<int> slotCallsRunning{0};
+std::atomic<int64_t> slotCallsEnded{0};
+std::atomic<int> compilesRunning{0};
+
 /// A quick-tier call waits for its optimized code once it has run this long
 /// and longer than the optimized code should still take (see
 /// __mlir_scan_poll_upgrade).
@@ -178,14 +186,48 @@ MLIR_SCAN_RUNTIME_EXPORT int mlirScanInvoke(void (*fn)(void **), void **args,
 MLIR_SCAN_RUNTIME_EXPORT int
 mlirScanInvokeSlot(const std::atomic<uint64_t> *slot, void **args,
                    CallError *error) {
+  slotCallsRunning.fetch_add(1, std::memory_order_relaxed);
   for (;;) {
     uint64_t entry = slot->load(std::memory_order_acquire);
     int failed = invokeInFrame(reinterpret_cast<void (*)(void **)>(entry), args,
                                error, slot);
-    if (!failed || error->kind != static_cast<int64_t>(ErrorKind::Restart))
+    if (!failed || error->kind != static_cast<int64_t>(ErrorKind::Restart)) {
+      slotCallsRunning.fetch_sub(1, std::memory_order_relaxed);
+      slotCallsEnded.fetch_add(1, std::memory_order_relaxed);
       return failed;
+    }
     restarts.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+/// What the process's user is waiting for now: `*calls` calls of tiered
+/// programs computing (entered through an entry slot, not waiting for
+/// optimized code) and `*compiles` compiles; `*callsEnded` such calls have
+/// returned so far. The JIT holds an optimized compile back while the
+/// process compiles and until the first call after that has returned,
+/// within a bound (ScanJIT.cpp), so that the compiles and the first call a
+/// user waits for run on every core.
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_foreground(int32_t *calls,
+                                                     int32_t *compiles,
+                                                     int64_t *callsEnded) {
+  *callsEnded = slotCallsEnded.load(std::memory_order_relaxed);
+  *calls = slotCallsRunning.load(std::memory_order_relaxed);
+  *compiles = compilesRunning.load(std::memory_order_relaxed);
+}
+
+/// How many optimized tiers are being compiled now (started, not held back:
+/// for tests).
+MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanUpgradesPending() {
+  return upgradesPending.load(std::memory_order_relaxed);
+}
+
+/// mlir_scan.compile begins and ends compiling a program (its passes and
+/// its quick tier): see __mlir_scan_foreground.
+MLIR_SCAN_RUNTIME_EXPORT void mlirScanCompileBegins() {
+  compilesRunning.fetch_add(1, std::memory_order_relaxed);
+}
+MLIR_SCAN_RUNTIME_EXPORT void mlirScanCompileEnds() {
+  compilesRunning.fetch_sub(1, std::memory_order_relaxed);
 }
 
 /// How many calls of this process restarted in a program's optimized tier.
@@ -216,9 +258,11 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_poll_upgrade() {
     int64_t remaining = upgradesDueNs.load(std::memory_order_relaxed) - now;
     if (elapsed < kWaitForUpgradeAfterNs || remaining > elapsed)
       return;
+    slotCallsRunning.fetch_sub(1, std::memory_order_relaxed);
     while (frame->slot->load(std::memory_order_acquire) == frame->entry &&
            upgradesPending.load(std::memory_order_acquire) > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(200));
+    slotCallsRunning.fetch_add(1, std::memory_order_relaxed);
     if (frame->slot->load(std::memory_order_acquire) == frame->entry)
       return;
   }

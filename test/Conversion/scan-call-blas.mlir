@@ -1,5 +1,11 @@
-// RUN: scan-opt %s --split-input-file --scan-call-blas | FileCheck %s
-// RUN: scan-opt %s --split-input-file --scan-call-blas="min-work=100" | FileCheck %s --check-prefix=LOW
+// RUN: scan-opt %s --split-input-file --scan-call-blas="keep-loops=1" | FileCheck %s
+// RUN: scan-opt %s --split-input-file --scan-call-blas="keep-loops=1 min-work=100" | FileCheck %s --check-prefix=LOW
+// RUN: scan-opt %s --split-input-file --scan-call-blas | FileCheck %s --check-prefix=LIB
+
+// CHECK (keep-loops): every product keeps its loops as the fallback of the
+// BLAS call. LIB (the default): a product outside the function's loops
+// becomes a call of the run-time library, which computes it whatever the
+// layout; one inside a loop keeps its loops.
 
 // A matmul of dynamic sizes: its work m * n * k is compared with min-work at
 // run time; the call (on fully dynamic strided views) is made only above it,
@@ -26,6 +32,18 @@
 // CHECK:         scf.if %[[DECLINED]] {
 // CHECK-NEXT:      linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] : {{.*}})
 // CHECK-NEXT:    }
+// LIB-LABEL: func.func private @mlir_scan_gemm_f64(memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, i32, i64){{$}}
+// LIB-LABEL: func.func @matmul(
+// LIB-SAME:    %[[A:.*]]: memref<?x?xf64>, %[[B:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?xf64>)
+// LIB-DAG:       %[[ONE:.*]] = arith.constant 1 : i32
+// LIB-DAG:       %[[MIN:.*]] = arith.constant 65536 : i64
+// LIB-DAG:       %[[VA:.*]] = memref.cast %[[A]]
+// LIB-DAG:       %[[VB:.*]] = memref.cast %[[B]]
+// LIB-DAG:       %[[VC:.*]] = memref.cast %[[C]]
+// LIB:           call @mlir_scan_gemm_f64(%[[VA]], %[[VB]], %[[VC]], %[[ONE]], %[[MIN]]) : ({{.*}}) -> ()
+// LIB-NOT:       scf.if
+// LIB-NOT:       linalg.matmul
+// LIB:           return
 func.func @matmul(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
   linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
   return
@@ -46,10 +64,44 @@ func.func @matmul(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>)
 // CHECK-NEXT:      linalg.fill ins(%{{.*}} : f64) outs(%[[C]] : memref<?x?xf64>)
 // CHECK-NEXT:      linalg.matmul
 // CHECK-NEXT:    }
+// LIB-LABEL: func.func @filled(
+// LIB-NOT:       linalg.fill
+// LIB:           %[[ZERO:.*]] = arith.constant 0 : i32
+// LIB:           call @mlir_scan_gemm_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}})
+// LIB-NOT:       linalg
+// LIB:           return
 func.func @filled(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
   %zero = arith.constant 0.0 : f64
   linalg.fill ins(%zero : f64) outs(%c : memref<?x?xf64>)
   linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  return
+}
+
+// -----
+
+// A product inside a loop (a scan's step) keeps its loops in both modes:
+// they are tuned for the small products of a step, and a call per step
+// would decide again each time.
+
+// CHECK-LABEL: func.func @in_loop(
+// CHECK:         scf.for
+// CHECK:           scf.if
+// CHECK:             func.call @mlir_scan_blas_gemm_f64(
+// CHECK:           scf.if
+// CHECK-NEXT:        linalg.matmul
+// LIB-LABEL:   func.func @in_loop(
+// LIB-NOT:       mlir_scan_gemm_f64
+// LIB:           scf.for
+// LIB:             scf.if
+// LIB:               func.call @mlir_scan_blas_gemm_f64(
+// LIB:             scf.if
+// LIB-NEXT:          linalg.matmul
+func.func @in_loop(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
+  }
   return
 }
 
@@ -133,6 +185,9 @@ func.func @strided_leading_rows(%a: memref<?x?x?xf64, strided<[?, ?, 1], offset:
 // LOW-LABEL:   func.func @small(
 // LOW:           arith.cmpi sge, %{{.*}}, %c100
 // LOW:           func.call @mlir_scan_blas_gemm_f64
+// LIB-LABEL:   func.func @small(
+// LIB-NOT:       call
+// LIB:           linalg.matmul
 func.func @small(%a: memref<8x8xf64>, %b: memref<8x8xf64>, %c: memref<8x8xf64>) {
   linalg.matmul ins(%a, %b : memref<8x8xf64>, memref<8x8xf64>) outs(%c : memref<8x8xf64>)
   return

@@ -165,3 +165,53 @@ def test_mismatched_sizes_still_raise():
     f = theano.function([a, b], T.dot(a, b))
     with pytest.raises(ValueError, match="not aligned"):
         f(np.ones((300, 300)), np.ones((299, 300)))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_empty_products(dtype):
+    """No terms (k = 0: zeros), no rows, no columns: outside a loop the
+    library computes them whatever their size."""
+    a, b = T.matrix("a", dtype=dtype), T.matrix("b", dtype=dtype)
+    f = theano.function([a, b], T.dot(a, b))
+    for sa, sb in [((70, 0), (0, 50)), ((0, 40), (40, 50)), ((70, 40), (40, 0))]:
+        va, vb = RNG.standard_normal(sa).astype(dtype), RNG.standard_normal(sb).astype(dtype)
+        got = f(va, vb)
+        assert got.shape == (sa[0], sb[1])
+        np.testing.assert_array_equal(got, np.zeros((sa[0], sb[1]), dtype))
+
+
+_NO_BLAS_CHILD = """
+import numpy as np
+import mlir_scan as theano
+from mlir_scan import _blas
+from mlir_scan import tensor as T
+assert not _blas.available()
+rng = np.random.default_rng(5)
+for dtype in ("float64", "float32"):
+    a, b, x = T.matrix("a", dtype=dtype), T.matrix("b", dtype=dtype), T.tensor3("x", dtype=dtype)
+    f = theano.function([a, b, x], [T.dot(a, b), T.dot(a[:, ::2], b[::2, ::3]), T.dot(a.T, a[::-1]),
+                                     T.dot(x, b), T.dot(a[:, :0], b[:0])])
+    va, vb = rng.standard_normal((70, 40)).astype(dtype), rng.standard_normal((40, 50)).astype(dtype)
+    vx = rng.standard_normal((3, 5, 40)).astype(dtype)
+    want = [va @ vb, va[:, ::2] @ vb[::2, ::3], va.T @ va[::-1], vx @ vb, np.zeros((70, 50), dtype)]
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    for g, w in zip(f(va, vb, vx), want):
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol * max(1.0, np.abs(w).max()))
+assert _blas.calls() == 0
+print("ok")
+"""
+
+
+def test_products_without_blas_run_the_librarys_loops():
+    """With BLAS off (``MLIR_SCAN_BLAS=0``), the products outside loops that
+    the program has no loops of its own for run in the run-time library's:
+    transposed, strided, reversed and collapsed operands, and no terms."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MLIR_SCAN_BLAS="0")
+    done = subprocess.run([sys.executable, "-c", _NO_BLAS_CHILD], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")

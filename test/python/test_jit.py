@@ -14,12 +14,14 @@ bit of a result either.
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import gc
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -216,6 +218,71 @@ def test_a_process_exits_without_the_optimized_compiles_still_waiting(no_compile
     assert done.returncode == 0, done.stderr
     word, quick = done.stdout.split()
     assert word == "quick" and int(quick) > 0  # compiles were still waiting at exit
+
+
+def test_the_optimized_compile_waits_while_the_process_compiles(no_compile_cache):
+    """The optimized compile is held back while the process compiles other
+    programs and until the first call after that returns (ScanJIT.cpp,
+    deferToForeground), for at most half its expected time: held back while
+    another compile runs, started once the process is idle, and started
+    within the bound when the process never is."""
+    library = _registration.runtime_library()
+    text = _rnn_program_text()
+    args = _rnn_args(20)
+    expected = mlir_scan.compile(text, tiered=False).f(*args)
+    library.mlirScanCompileBegins()  # another program compiling, on and on
+    try:
+        program = mlir_scan.compile(text)
+        time.sleep(0.02)
+        assert program.tier == "quick" and library.mlirScanUpgradesPending() == 0
+        assert program.wait().tier == "optimized"  # the bound, with the process busy
+        second = mlir_scan.compile(text + "// second")
+    finally:
+        library.mlirScanCompileEnds()
+    assert second.tier == "quick"
+    assert second.wait().tier == "optimized"  # idle: started after a short grace
+    for result in (program.f(*args), second.f(*args)):
+        for r, e in zip(result, expected):
+            np.testing.assert_array_equal(r, e)
+
+
+def _foreground() -> tuple[int, int, int]:
+    """The run-time library's account of what the process waits for: calls
+    computing, compiles running, calls returned."""
+    calls, compiles, ended = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int64()
+    fn = _registration.runtime_library().__mlir_scan_foreground
+    fn(ctypes.byref(calls), ctypes.byref(compiles), ctypes.byref(ended))
+    return calls.value, compiles.value, ended.value
+
+
+def test_the_optimized_compile_waits_for_the_first_call(no_compile_cache):
+    """A call running the quick code right after the compiles holds the
+    optimized compile back until it returns (within the bound)."""
+    library = _registration.runtime_library()
+    text = _rnn_program_text()
+    args = _rnn_args(300_000)
+    busy = True
+    library.mlirScanCompileBegins()
+    try:
+        program = mlir_scan.compile(text)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            call = pool.submit(program.f, *args)
+            while _foreground()[0] == 0 and not call.done():
+                time.sleep(0.0005)
+            library.mlirScanCompileEnds()
+            busy = False
+            ended = _foreground()[2]
+            try:
+                assert _foreground()[0] == 1 and library.mlirScanUpgradesPending() == 0
+            finally:
+                result = call.result()
+    finally:
+        if busy:
+            library.mlirScanCompileEnds()
+    assert _foreground()[2] == ended + 1
+    assert program.wait().tier == "optimized"
+    for r, e in zip(result, mlir_scan.compile(text, tiered=False).f(*args)):
+        np.testing.assert_array_equal(r, e)
 
 
 @pytest.mark.parametrize("hidden, steps", [(32, 300_000), (512, 3_000)])

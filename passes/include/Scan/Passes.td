@@ -982,6 +982,16 @@ def ScanCallBlas : Pass<"scan-call-blas", "::mlir::ModuleOp"> {
       is thin (fewer than 16 rows, columns or terms);
     * the original op, run when the call returned 0 or was not made.
 
+    A product outside the function's loops (a top-level `dot`, not a scan
+    step's) runs once per call, and its generated loops (vector code for
+    every layout and size tail) were most of the compile time of a program
+    of products. Unless `keep-loops` is set, such a product is instead
+    replaced (with the zero fill of its output right before it) by a call of
+    `@mlir_scan_gemm_<f32|f64>(A, B, C, accumulate, min-work : i64)`, which
+    always computes it: through BLAS's `?gemm` when the work reaches
+    `min-work` and BLAS takes it (as above), else in the run-time library's
+    own loops (any strides, an overlapping output included).
+
     The generated loops are fastest for the small and thin products of a
     scan step (no call, no packing); OpenBLAS's packed, cache-blocked kernels
     for large ones. Matrix-vector products stay loops: the generated ones
@@ -1008,17 +1018,29 @@ def ScanCallBlas : Pass<"scan-call-blas", "::mlir::ModuleOp"> {
       linalg.matmul ins(%A, %B : ...) outs(%C : ...)
     }
     ```
+
+    (that form when the product is inside a loop, or with `keep-loops`;
+    outside loops, by default:)
+
+    ```mlir
+    func.call @mlir_scan_gemm_f64(%a, %b, %c, %c1_i32, %c65536_i64) : (...) -> ()
+    ```
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"1 << 16",
            "Products of fewer than this many multiply-adds (m * n * k) stay "
-           "generated loops">
+           "generated loops (or the run-time library's, outside loops)">,
+    Option<"keepLoops", "keep-loops", "bool", /*default=*/"false",
+           "Keep the op's generated loops as the fallback of every product, "
+           "not only of those inside a loop">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
                            "::mlir::linalg::LinalgDialect"];
   let statistics = [
-    Statistic<"numCalls", "calls", "Number of contractions given a BLAS call">
+    Statistic<"numCalls", "calls", "Number of contractions given a BLAS call">,
+    Statistic<"numLibraryProducts", "library-products",
+              "Number of them left to the run-time library entirely (outside loops)">
   ];
 }
 
