@@ -273,37 +273,23 @@ MLIR_SCAN_RUNTIME_EXPORT int64_t mlirScanBlasCalls() {
   return blasCalls.load(std::memory_order_relaxed);
 }
 
-MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemmF64(MATRIX_ARGS(double, a),
-                                                     MATRIX_ARGS(double, b),
-                                                     MATRIX_ARGS(double, c),
-                                                     int32_t accumulate) {
-  return gemm(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);
-}
+/// `mlir_scan_blas_gemm_<t>`, the guard of a product in the program's loops
+/// (gemm: 0 when BLAS declines, and the loops run), and `mlir_scan_gemm_<t>`,
+/// a product outside them that keeps no loops (product: computed here
+/// whatever the layout).
+#define GEMM_ENTRY_POINTS(T, suffix)                                           \
+  MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemm##suffix(                   \
+      MATRIX_ARGS(T, a), MATRIX_ARGS(T, b), MATRIX_ARGS(T, c),                 \
+      int32_t accumulate) {                                                    \
+    return gemm(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);                  \
+  }                                                                            \
+  MLIR_SCAN_RUNTIME_EXPORT void mlirScanGemm##suffix(                          \
+      MATRIX_ARGS(T, a), MATRIX_ARGS(T, b), MATRIX_ARGS(T, c),                 \
+      int32_t accumulate, int64_t minWork) {                                   \
+    product(MATRIX(a), MATRIX(b), MATRIX(c), accumulate, minWork);             \
+  }
 
-MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanBlasGemmF32(MATRIX_ARGS(float, a),
-                                                     MATRIX_ARGS(float, b),
-                                                     MATRIX_ARGS(float, c),
-                                                     int32_t accumulate) {
-  return gemm(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);
-}
-
-/// The products scan-call-blas leaves no loops for (outside the program's
-/// loops): computed here whatever the layout, through BLAS where gemm would
-/// take them (see `product`).
-MLIR_SCAN_RUNTIME_EXPORT void mlirScanGemmF64(MATRIX_ARGS(double, a),
-                                              MATRIX_ARGS(double, b),
-                                              MATRIX_ARGS(double, c),
-                                              int32_t accumulate,
-                                              int64_t minWork) {
-  product(MATRIX(a), MATRIX(b), MATRIX(c), accumulate, minWork);
-}
-
-MLIR_SCAN_RUNTIME_EXPORT void mlirScanGemmF32(MATRIX_ARGS(float, a),
-                                              MATRIX_ARGS(float, b),
-                                              MATRIX_ARGS(float, c),
-                                              int32_t accumulate,
-                                              int64_t minWork) {
-  product(MATRIX(a), MATRIX(b), MATRIX(c), accumulate, minWork);
-}
+GEMM_ENTRY_POINTS(double, F64)
+GEMM_ENTRY_POINTS(float, F32)
 
 } // extern "C"
