@@ -283,17 +283,16 @@ bool insideLoop(Operation *op) {
 
 /// Replaces `op` (and the zero fill of its output right before it) by a
 /// call of the run-time library's `mlir_scan_gemm_<t>`, which computes the
-/// product through BLAS when it is large enough and BLAS takes it, and in
-/// the library's own loops otherwise.
-void callProduct(linalg::LinalgOp op, const Product &p, int64_t minWork,
-                 ModuleOp module, SymbolTable &symbols) {
+/// product through BLAS whatever its size and layout (on copies of the
+/// operands BLAS cannot read in place), or without BLAS in loops of its own.
+void callProduct(linalg::LinalgOp op, const Product &p, ModuleOp module,
+                 SymbolTable &symbols) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   linalg::FillOp fill = zeroFillBefore(op);
   Value accumulate = arith::ConstantIntOp::create(b, loc, fill ? 0 : 1, 32);
-  Value threshold = arith::ConstantIntOp::create(b, loc, minWork, 64);
-  emitCall(b, loc, op, p, "mlir_scan_gemm_", accumulate, {threshold}, {},
-           module, symbols);
+  emitCall(b, loc, op, p, "mlir_scan_gemm_", accumulate, {}, {}, module,
+           symbols);
   if (fill)
     fill->erase();
   op->erase();
@@ -317,13 +316,13 @@ struct ScanCallBlasPass : scan::impl::ScanCallBlasBase<ScanCallBlasPass> {
     });
     SymbolTable symbols(module);
     for (auto &[op, p] : candidates) {
-      // A product outside the program's loops runs once per call: the
-      // library's loops, a call away, serve it as well as generated ones,
-      // which were most of the compile time of a program of products (the
-      // W8 gradient: 2,050 of its 2,620 lines of LLVM dialect, 75% of its
+      // A product outside the program's loops runs once per call, where a
+      // call of BLAS costs nothing next to the product; its generated loops
+      // were most of the compile time of a program of products (the W8
+      // gradient: 2,050 of its 2,620 lines of LLVM dialect, 75% of its
       // lowering).
       if (!keepLoops && !insideLoop(op)) {
-        callProduct(op, p, minWork, module, symbols);
+        callProduct(op, p, module, symbols);
         ++numLibraryProducts;
       } else {
         callBlas(op, p, minWork, module, symbols);

@@ -13,8 +13,9 @@
 //
 // A product outside the program's loops has no loops of its own (they were
 // most of the compile time of a program of products): it calls
-// `mlir_scan_gemm_<t>(A, B, C, accumulate, minWork)`, which makes the same
-// choice and computes what BLAS declines in LoopGemm's loops below.
+// `mlir_scan_gemm_<t>(A, B, C, accumulate)`, which computes it through BLAS
+// whatever its size and layout (on copies of the operands BLAS cannot read
+// in place), and in LoopGemm's loops only without BLAS.
 //
 // BLAS runs on one thread per call; large products are split into row (or
 // column) panels on the pool of ScanParallel.cpp, which the program's own
@@ -159,8 +160,25 @@ template <typename T> struct Gemm {
   }
 };
 
-/// `C += A B` (`accumulate`) or `C = A B`; 0 where BLAS cannot take the
-/// operands (nothing is written then).
+/// `C += A B` (`accumulate`) or `C = A B` through BLAS, whatever the sizes;
+/// false where BLAS cannot take the operands (nothing is written then).
+template <typename T>
+bool blasGemm(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate) {
+  Gemm<T> g{a, b, c, layoutOf(a), layoutOf(b), layoutOf(c), true,
+            T(accumulate ? 1 : 0)};
+  if (!g.la.ok || !g.lb.ok || !g.lc.ok || !fitsBlasInt(a.cols) ||
+      overlap(a, c) || overlap(b, c))
+    return false;
+  g.splitRows = c.rows >= c.cols;
+  int64_t parts = g.splitRows ? c.rows : c.cols;
+  __mlir_scan_parallel_for(0, parts, c.rows * c.cols * a.cols, &Gemm<T>::part,
+                           &g);
+  blasCalls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+/// gemm for a product in the program's loops: through BLAS unless it is
+/// thin; 0 where BLAS does not take it (nothing is written then).
 template <typename T>
 int32_t gemm(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate) {
   if (!gemmFn<T>())
@@ -169,17 +187,7 @@ int32_t gemm(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate) {
     return 1;
   if (std::min({c.rows, c.cols, a.cols}) < kMinSide)
     return 0;
-  Gemm<T> g{a, b, c, layoutOf(a), layoutOf(b), layoutOf(c), true,
-            T(accumulate ? 1 : 0)};
-  if (!g.la.ok || !g.lb.ok || !g.lc.ok || !fitsBlasInt(a.cols) ||
-      overlap(a, c) || overlap(b, c))
-    return 0;
-  g.splitRows = c.rows >= c.cols;
-  int64_t parts = g.splitRows ? c.rows : c.cols;
-  __mlir_scan_parallel_for(0, parts, c.rows * c.cols * a.cols, &Gemm<T>::part,
-                           &g);
-  blasCalls.fetch_add(1, std::memory_order_relaxed);
-  return 1;
+  return blasGemm(a, b, c, accumulate) ? 1 : 0;
 }
 
 /// Rows [lo, hi) of `C (+)= A B` in plain loops, for any strides: each row
@@ -215,39 +223,73 @@ template <typename T> struct LoopGemm {
   }
 };
 
-/// `C += A B` (`accumulate`) or `C = A B`, always: through BLAS when the
-/// product has at least `minWork` terms and BLAS takes it (gemm), else in
-/// LoopGemm's loops (on a copy of C when C overlaps an operand, which the
-/// loops would read after writing it).
+/// The copies a product made, freed when it returns.
+template <typename T> struct SmallCopies {
+  T *blocks[3] = {nullptr, nullptr, nullptr};
+  int count = 0;
+  Matrix<T> add(Matrix<T> m) {
+    blocks[count++] = m.data;
+    return m;
+  }
+  ~SmallCopies() {
+    for (int i = 0; i < count; ++i)
+      mlirScanFree(blocks[i]);
+  }
+};
+
+/// `to`'s elements from `from` (of the same sizes).
+template <typename T> void copyInto(const Matrix<T> &to, const Matrix<T> &from) {
+  for (int64_t i = 0; i < to.rows; ++i)
+    for (int64_t j = 0; j < to.cols; ++j)
+      to.data[i * to.rowStride + j * to.colStride] =
+          from.data[i * from.rowStride + j * from.colStride];
+}
+
+/// A row-major copy of `m` in a block of the run-time allocator (a failure
+/// fails the call, as a program's own allocation does); with `values`, m's
+/// elements are copied.
+template <typename T> Matrix<T> rowMajorCopy(const Matrix<T> &m, bool values) {
+  auto *data = static_cast<T *>(mlirScanAlloc(sizeof(T) * m.rows * m.cols));
+  if (values)
+    for (int64_t i = 0; i < m.rows; ++i)
+      for (int64_t j = 0; j < m.cols; ++j)
+        data[i * m.cols + j] = m.data[i * m.rowStride + j * m.colStride];
+  return Matrix<T>{data, m.rows, m.cols, m.cols, 1};
+}
+
+/// `C += A B` (`accumulate`) or `C = A B`, always, for a product outside
+/// the program's loops, which has no loops of its own. Through BLAS
+/// whatever its size (once per call, a call's cost is nothing), on
+/// row-major copies of the operands whose layout BLAS cannot take (and of
+/// C when it overlaps an operand); without BLAS, in LoopGemm's loops.
 template <typename T>
-void product(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate,
-             int64_t minWork) {
+void product(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate) {
   if (c.rows == 0 || c.cols == 0)
     return;
   int64_t work = c.rows * c.cols * a.cols;
-  if (work >= minWork && gemm(a, b, c, accumulate))
+  if (gemmFn<T>() && a.cols > 0 && blasGemm(a, b, c, accumulate))
     return;
-  bool aliased = a.cols > 0 && (overlap(a, c) || overlap(b, c));
-  T *copy = nullptr;
-  Matrix<T> out = c;
-  if (aliased) {
-    // (the run-time allocator: a failure fails the call, as a program's own)
-    copy = static_cast<T *>(mlirScanAlloc(sizeof(T) * c.rows * c.cols));
-    out = Matrix<T>{copy, c.rows, c.cols, c.cols, 1};
-    if (accumulate)
-      for (int64_t i = 0; i < c.rows; ++i)
-        for (int64_t j = 0; j < c.cols; ++j)
-          copy[i * c.cols + j] = c.data[i * c.rowStride + j * c.colStride];
+  SmallCopies<T> copies;
+  if (gemmFn<T>() && a.cols > 0) {
+    Matrix<T> pa = layoutOf(a).ok ? a : copies.add(rowMajorCopy(a, true));
+    Matrix<T> pb = layoutOf(b).ok ? b : copies.add(rowMajorCopy(b, true));
+    bool ownC = !layoutOf(c).ok || overlap(pa, c) || overlap(pb, c);
+    Matrix<T> pc = ownC ? copies.add(rowMajorCopy(c, accumulate != 0)) : c;
+    if (blasGemm(pa, pb, pc, accumulate)) {
+      if (ownC)
+        copyInto(c, pc);
+      return;
+    }
   }
+  // No BLAS (or sizes beyond its 32-bit integers): the loops, into a copy
+  // of C when C overlaps an operand (they would read what they wrote).
+  bool aliased = a.cols > 0 && (overlap(a, c) || overlap(b, c));
+  Matrix<T> out = aliased ? copies.add(rowMajorCopy(c, accumulate != 0)) : c;
   LoopGemm<T> loops{a, b, out, accumulate != 0};
   __mlir_scan_parallel_for(0, c.rows, std::max<int64_t>(work, c.rows * c.cols),
                            &LoopGemm<T>::part, &loops);
-  if (aliased) {
-    for (int64_t i = 0; i < c.rows; ++i)
-      for (int64_t j = 0; j < c.cols; ++j)
-        c.data[i * c.rowStride + j * c.colStride] = copy[i * c.cols + j];
-    mlirScanFree(copy);
-  }
+  if (aliased)
+    copyInto(c, out);
 }
 
 } // namespace
@@ -285,8 +327,8 @@ MLIR_SCAN_RUNTIME_EXPORT int64_t mlirScanBlasCalls() {
   }                                                                            \
   MLIR_SCAN_RUNTIME_EXPORT void mlirScanGemm##suffix(                          \
       MATRIX_ARGS(T, a), MATRIX_ARGS(T, b), MATRIX_ARGS(T, c),                 \
-      int32_t accumulate, int64_t minWork) {                                   \
-    product(MATRIX(a), MATRIX(b), MATRIX(c), accumulate, minWork);             \
+      int32_t accumulate) {                                                    \
+    product(MATRIX(a), MATRIX(b), MATRIX(c), accumulate);                      \
   }
 
 GEMM_ENTRY_POINTS(double, F64)

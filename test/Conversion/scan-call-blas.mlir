@@ -32,15 +32,14 @@
 // CHECK:         scf.if %[[DECLINED]] {
 // CHECK-NEXT:      linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] : {{.*}})
 // CHECK-NEXT:    }
-// LIB-LABEL: func.func private @mlir_scan_gemm_f64(memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, i32, i64){{$}}
+// LIB-LABEL: func.func private @mlir_scan_gemm_f64(memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, i32){{$}}
 // LIB-LABEL: func.func @matmul(
 // LIB-SAME:    %[[A:.*]]: memref<?x?xf64>, %[[B:.*]]: memref<?x?xf64>, %[[C:.*]]: memref<?x?xf64>)
 // LIB-DAG:       %[[ONE:.*]] = arith.constant 1 : i32
-// LIB-DAG:       %[[MIN:.*]] = arith.constant 65536 : i64
 // LIB-DAG:       %[[VA:.*]] = memref.cast %[[A]]
 // LIB-DAG:       %[[VB:.*]] = memref.cast %[[B]]
 // LIB-DAG:       %[[VC:.*]] = memref.cast %[[C]]
-// LIB:           call @mlir_scan_gemm_f64(%[[VA]], %[[VB]], %[[VC]], %[[ONE]], %[[MIN]]) : ({{.*}}) -> ()
+// LIB:           call @mlir_scan_gemm_f64(%[[VA]], %[[VB]], %[[VC]], %[[ONE]]) : ({{.*}}) -> ()
 // LIB-NOT:       scf.if
 // LIB-NOT:       linalg.matmul
 // LIB:           return
@@ -67,7 +66,7 @@ func.func @matmul(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>)
 // LIB-LABEL: func.func @filled(
 // LIB-NOT:       linalg.fill
 // LIB:           %[[ZERO:.*]] = arith.constant 0 : i32
-// LIB:           call @mlir_scan_gemm_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}})
+// LIB:           call @mlir_scan_gemm_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]])
 // LIB-NOT:       linalg
 // LIB:           return
 func.func @filled(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {

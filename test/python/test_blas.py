@@ -3,8 +3,10 @@
 Every product is checked against NumPy, the reference interpreter on the
 same IR, and the program compiled with ``blas=False`` and with every
 optional lowering feature off (``threeway.py``); ``_blas.calls()`` tells
-whether BLAS computed it or the library declined the layout and the
-program's own loops ran. The layouts are the ones a program's views make:
+whether BLAS computed it or the program's own loops ran. A product outside
+the program's loops always goes through BLAS (on a copy of an operand whose
+layout BLAS cannot read); one in a scan's steps only when it is large and
+not thin. The layouts are the ones a program's views make:
 transposed operands, row and column steps, offsets, reversed rows, the
 leading dimensions of a tensor3, rows and columns of size 1.
 """
@@ -55,17 +57,20 @@ MATRIX_CASES = [
     ("A[::2] @ B", lambda a, b: T.dot(a[::2], b), lambda a, b: a[::2] @ b, (140, 40), (40, 50), True),
     # an offset view
     ("A[:, 3:43] @ B", lambda a, b: T.dot(a[:, 3:43], b), lambda a, b: a[:, 3:43] @ b, (70, 50), (40, 50), True),
-    # thin products (a row of one, an outer product): the loops
-    ("row @ B", lambda a, b: T.dot(a[2:3], b), lambda a, b: a[2:3] @ b, (5, 300), (300, 300), False),
-    ("col @ row", lambda a, b: T.dot(a[:, :1], b[:1]), lambda a, b: a[:, :1] @ b[:1], (300, 4), (4, 300), False),
+    # thin products (a row of one, an outer product): outside a loop, BLAS
+    # too (inside one, the generated loops: test_small_products_in_a_loop_stay_loops)
+    ("row @ B", lambda a, b: T.dot(a[2:3], b), lambda a, b: a[2:3] @ b, (5, 300), (300, 300), True),
+    ("col @ row", lambda a, b: T.dot(a[:, :1], b[:1]), lambda a, b: a[:, :1] @ b[:1], (300, 4), (4, 300), True),
+    ("small", lambda a, b: T.dot(a, b), lambda a, b: a @ b, (10, 10), (10, 10), True),
     # 16 rows, columns and terms: BLAS
     ("16 x 16 @ 16 x 256", lambda a, b: T.dot(a, b), lambda a, b: a @ b, (16, 16), (16, 256), True),
     # reversed rows: the builder copies them, BLAS takes the copy
     ("A[::-1] @ B", lambda a, b: T.dot(a[::-1], b), lambda a, b: a[::-1] @ b, (70, 40), (40, 50), True),
 ]
-# Layouts BLAS does not take (a column step): the loops run.
+# Layouts BLAS does not take (a column step): BLAS on a row-major copy.
 DECLINED_CASES = [
     ("A[:, ::2] @ B", lambda a, b: T.dot(a[:, ::2], b), lambda a, b: a[:, ::2] @ b, (70, 80), (40, 50)),
+    ("A @ B[:, ::3]", lambda a, b: T.dot(a, b[:, ::3]), lambda a, b: a @ b[:, ::3], (70, 40), (40, 150)),
 ]
 
 
@@ -80,12 +85,12 @@ def test_matrix_products_through_blas(case, dtype):
 
 
 @pytest.mark.parametrize("case", DECLINED_CASES, ids=[c[0] for c in DECLINED_CASES])
-def test_layouts_blas_declines_run_the_loops(case):
+def test_layouts_blas_cannot_read_go_through_a_copy(case):
     name, build, numpy_build, sa, sb = case
     a, b = T.matrix("a"), T.matrix("b")
     f = theano.function([a, b], build(a, b))
     va, vb = RNG.standard_normal(sa), RNG.standard_normal(sb)
-    _run(f, [va, vb], numpy_build(va, vb), "float64", via_blas=False)
+    _run(f, [va, vb], numpy_build(va, vb), "float64", via_blas=True)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -144,7 +149,7 @@ def test_batched_rnn_steps_and_their_gradient():
     ThreeWay(f, VARIANTS).check([vW, vx], rtol=1e-10, atol=1e-12)
 
 
-def test_blas_off_by_option_and_small_products_stay_loops():
+def test_blas_off_by_option():
     a, b = T.matrix("a"), T.matrix("b")
     f = theano.function([a, b], T.dot(a, b))
     va, vb = RNG.standard_normal((70, 40)), RNG.standard_normal((40, 50))
@@ -152,12 +157,26 @@ def test_blas_off_by_option_and_small_products_stay_loops():
     before = _blas.calls()
     np.testing.assert_allclose(off.f(va, vb), va @ vb, rtol=1e-12)
     assert _blas.calls() == before
-    assert "mlir_scan_blas" not in off.ir("llvm")
-    # 10 x 10 x 10 is below the threshold: no call.
-    np.testing.assert_allclose(f(va[:10, :10], vb[:10, :10]), va[:10, :10] @ vb[:10, :10], rtol=1e-12)
-    assert _blas.calls() == before
+    assert "mlir_scan_blas" not in off.ir("llvm") and "mlir_scan_gemm" not in off.ir("llvm")
     with pytest.raises(TypeError, match="blas must be True or False"):
         mlir_scan.compile(f.ir, blas="no")
+
+
+@pytest.mark.parametrize("batch", [4, 10])
+def test_small_products_in_a_loop_stay_loops(batch):
+    """Inside a scan's steps, a thin product (4 rows) or one below the work
+    threshold (10 x 10 x 10) runs the generated loops, not BLAS."""
+    W, x, h0 = T.matrix("W"), T.tensor3("x"), T.matrix("h0")
+    h, _ = theano.scan(lambda x_t, h: T.tanh(x_t + T.dot(h, W)), sequences=x, outputs_info=h0)
+    f = theano.function([W, x, h0], h[-1])
+    vW, vx = RNG.standard_normal((10, 10)) * 0.3, RNG.standard_normal((6, batch, 10))
+    hh = RNG.standard_normal((batch, 10))
+    vh0 = hh.copy()
+    for t in range(6):
+        hh = np.tanh(vx[t] + hh @ vW)
+    _run(f, [vW, vx, vh0], hh, "float64", via_blas=False)
+    lowered = f.program.ir("llvm")
+    assert "mlir_scan_blas_gemm" in lowered and "mlir_scan_gemm" not in lowered
 
 
 def test_mismatched_sizes_still_raise():

@@ -987,10 +987,11 @@ def ScanCallBlas : Pass<"scan-call-blas", "::mlir::ModuleOp"> {
     every layout and size tail) were most of the compile time of a program
     of products. Unless `keep-loops` is set, such a product is instead
     replaced (with the zero fill of its output right before it) by a call of
-    `@mlir_scan_gemm_<f32|f64>(A, B, C, accumulate, min-work : i64)`, which
-    always computes it: through BLAS's `?gemm` when the work reaches
-    `min-work` and BLAS takes it (as above), else in the run-time library's
-    own loops (any strides, an overlapping output included).
+    `@mlir_scan_gemm_<f32|f64>(A, B, C, accumulate)`, which always computes
+    it: through BLAS's `?gemm` whatever its size (once per call, the call
+    costs nothing next to the product), on row-major copies of the operands
+    whose layout BLAS cannot take (and of an output overlapping an
+    operand); without BLAS, in the run-time library's own loops.
 
     The generated loops are fastest for the small and thin products of a
     scan step (no call, no packing); OpenBLAS's packed, cache-blocked kernels
@@ -1023,13 +1024,14 @@ def ScanCallBlas : Pass<"scan-call-blas", "::mlir::ModuleOp"> {
     outside loops, by default:)
 
     ```mlir
-    func.call @mlir_scan_gemm_f64(%a, %b, %c, %c1_i32, %c65536_i64) : (...) -> ()
+    func.call @mlir_scan_gemm_f64(%a, %b, %c, %c1_i32) : (...) -> ()
     ```
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"1 << 16",
            "Products of fewer than this many multiply-adds (m * n * k) stay "
-           "generated loops (or the run-time library's, outside loops)">,
+           "generated loops (compared at run time for dynamic sizes inside "
+           "loops; statically outside)">,
     Option<"keepLoops", "keep-loops", "bool", /*default=*/"false",
            "Keep the op's generated loops as the fallback of every product, "
            "not only of those inside a loop">
