@@ -49,7 +49,7 @@ std::atomic<int64_t> slotCallsEnded{0};
 std::atomic<int> compilesRunning{0};
 
 /// A quick-tier call waits for its optimized code once it has run this long
-/// and longer than the optimized code should still take (see
+/// and twice as long as the optimized code should still take (see
 /// __mlir_scan_poll_upgrade).
 constexpr int64_t kWaitForUpgradeAfterNs = 10'000'000;
 
