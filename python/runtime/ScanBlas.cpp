@@ -250,11 +250,10 @@ template <typename T> void copyInto(const Matrix<T> &to, const Matrix<T> &from) 
 /// elements are copied.
 template <typename T> Matrix<T> rowMajorCopy(const Matrix<T> &m, bool values) {
   auto *data = static_cast<T *>(mlirScanAlloc(sizeof(T) * m.rows * m.cols));
+  Matrix<T> copy{data, m.rows, m.cols, m.cols, 1};
   if (values)
-    for (int64_t i = 0; i < m.rows; ++i)
-      for (int64_t j = 0; j < m.cols; ++j)
-        data[i * m.cols + j] = m.data[i * m.rowStride + j * m.colStride];
-  return Matrix<T>{data, m.rows, m.cols, m.cols, 1};
+    copyInto(copy, m);
+  return copy;
 }
 
 /// `C += A B` (`accumulate`) or `C = A B`, always, for a product outside
@@ -267,8 +266,6 @@ void product(Matrix<T> a, Matrix<T> b, Matrix<T> c, int32_t accumulate) {
   if (c.rows == 0 || c.cols == 0)
     return;
   int64_t work = c.rows * c.cols * a.cols;
-  if (gemmFn<T>() && a.cols > 0 && blasGemm(a, b, c, accumulate))
-    return;
   SmallCopies<T> copies;
   if (gemmFn<T>() && a.cols > 0) {
     Matrix<T> pa = layoutOf(a).ok ? a : copies.add(rowMajorCopy(a, true));

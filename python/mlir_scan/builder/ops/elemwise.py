@@ -409,16 +409,22 @@ class _Identity(ScalarOp):
         return args[0]
 
 
+def _call_c(b: Block, fn: str, args: list[str], types: list[str], result: str) -> str:
+    """A call of the C function `fn` (libm's, or the run-time library's), declared once
+    per module."""
+    signature = ", ".join(types)
+    b.module.helper(f"__libm_{fn}", f"  func.func private @{fn}({signature}) -> {result}")
+    return b.op(f"func.call @{fn}({', '.join(args)}) : ({signature}) -> {result}")
+
+
 def _libm(name: str, prefix: str = ""):
     """A unary function computed by libm's `name` (``erf``...), or by the run-time
-    library's `prefix` + `name` (``__mlir_scan_lgamma``...), declared once per module;
-    float32 calls the ``f``-suffixed variant."""
+    library's `prefix` + `name` (``__mlir_scan_lgamma``...); float32 calls the
+    ``f``-suffixed variant."""
 
     def emit(b: Block, x: str, out: str) -> str:
         t = DTYPES[out]
-        fn = prefix + (name if out == "float64" else name + "f")
-        b.module.helper(f"__libm_{fn}", f"  func.func private @{fn}({t}) -> {t}")
-        return b.op(f"func.call @{fn}({x}) : ({t}) -> {t}")
+        return _call_c(b, prefix + (name if out == "float64" else name + "f"), [x], [t], t)
 
     return emit
 
@@ -438,8 +444,7 @@ class _Polygamma(ScalarOp):
         x = b.cast(args[1], dtypes[1], out)
         t = DTYPES[out]
         fn = "__mlir_scan_polygamma" + ("" if out == "float64" else "f")
-        b.module.helper(fn, f"  func.func private @{fn}(i64, {t}) -> {t}")
-        return b.op(f"func.call @{fn}({n}, {x}) : (i64, {t}) -> {t}")
+        return _call_c(b, fn, [n, x], ["i64", t], t)
 
 
 class _FloatFn2(ScalarOp):
