@@ -111,7 +111,15 @@ double cotDerivative(int64_t n, double c) {
   return value;
 }
 
-/// psi^(n)(x), n >= 0 (n = 0: digamma), as scipy.special.polygamma.
+/// Above this order n! is not a double, and the series' terms (n! over
+/// powers of x) overflow or vanish: the result was NaN already, after a
+/// shift loop of n steps (and a cot derivative of n^2 work for x < 0), so
+/// that polygamma(10**15, x) ran for days.
+constexpr int64_t kMaxOrder = 170;
+
+/// psi^(n)(x), n >= 0 (n = 0: digamma), as scipy.special.polygamma (but
+/// NaN above kMaxOrder at finite non-pole x, where SciPy's is mostly
+/// infinite).
 double polygamma(int64_t n, double x) {
   if (n < 0 || std::isnan(x))
     return kNaN;
@@ -123,6 +131,8 @@ double polygamma(int64_t n, double x) {
       return x == 0 ? (std::signbit(x) ? kInf : -kInf) : kNaN;
     return sign * kInf;
   }
+  if (n > kMaxOrder)
+    return kNaN;
   if (x > 0)
     return polygammaPositive(n, x);
   // Reflection: psi^(n)(x) = (-1)^n psi^(n)(1-x) - pi^(n+1) P_n(cot(pi x)),
