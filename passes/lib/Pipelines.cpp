@@ -9,6 +9,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cstring>
 
@@ -54,7 +55,8 @@ constexpr llvm::StringLiteral kFreeEarly = "func.func(scan-free-buffers-early)";
 
 /// Buffers -> LLVM dialect; `{blas}` is replaced by the BLAS calls of large
 /// products, `{vectorize}` by the vector inner loops pass, `{parallel}` by
-/// the splitting of large ops across cores, or each by nothing.
+/// the splitting of large ops across cores, `{vector-math}` by the libmvec
+/// calls of vector math ops, or each by nothing.
 constexpr llvm::StringLiteral kToLLVM =
     "scan-check-lowerable,"
     "scan-check-allocations,"
@@ -76,7 +78,12 @@ constexpr llvm::StringLiteral kToLLVM =
     "convert-scf-to-cf{allow-pattern-rollback=0},"
     // libm's tanh is a call per element; the expansions vectorize.
     // convert-math-to-llvm's log1p/expm1 cancel for small arguments.
-    "func.func(scan-expand-tanh,scan-expand-log1p-expm1),"
+    // Vector pow/exp/log through libmvec (`{vector-math}`), not as a libm
+    // call per element; before the log1p/expm1 expansions, whose accuracy
+    // needs libm's log and exp.
+    "func.func(scan-expand-tanh),"
+    "{vector-math}"
+    "func.func(scan-expand-log1p-expm1),"
     "convert-math-to-llvm,"
     "scan-lower-i1-access,"
     // LLVM 22.1 lowers loads and stores with `nuw` address arithmetic,
@@ -114,42 +121,42 @@ struct BufferizeOptions : PassPipelineOptions<BufferizeOptions> {
       llvm::cl::init(true)};
 };
 
-struct LoweringOptions : PassPipelineOptions<LoweringOptions> {
-  Option<bool> vectorize{
+/// The options of the lowering to the LLVM dialect, shared by the pipeline
+/// that does only that and the whole CPU pipeline.
+template <typename Derived>
+struct LoweringOptionsBase : PassPipelineOptions<Derived> {
+  using Base = PassPipelineOptions<Derived>;
+  typename Base::template Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Write vector inner loops for linalg ops "
                      "(scan-vectorize-linalg-loops); off leaves "
                      "vectorization to LLVM"),
       llvm::cl::init(true)};
-  Option<bool> parallel{
+  typename Base::template Option<bool> parallel{
       *this, "parallel",
       llvm::cl::desc("Run the iterations of large linalg ops on every core "
                      "(scan-parallelize-linalg)"),
       llvm::cl::init(true)};
-  Option<bool> blas{
+  typename Base::template Option<bool> blas{
       *this, "blas",
       llvm::cl::desc("Run large f32/f64 matrix products through the run-time "
                      "library's BLAS (scan-call-blas)"),
       llvm::cl::init(true)};
+  typename Base::template Option<std::string> vectorMath{
+      *this, "vector-math",
+      llvm::cl::desc("Compute vector math ops with glibc's libmvec "
+                     "(scan-call-vector-math): avx2, or none (the process "
+                     "running the code must have loaded libmvec)"),
+      llvm::cl::init("none")};
+  typename Base::template ListOption<std::string> vectorMathFunctions{
+      *this, "vector-math-functions",
+      llvm::cl::desc("The libmvec functions scan-call-vector-math may call "
+                     "(empty: all it knows)")};
 };
 
-struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
-  Option<bool> vectorize{
-      *this, "vectorize",
-      llvm::cl::desc("Write vector inner loops for linalg ops "
-                     "(scan-vectorize-linalg-loops); off leaves "
-                     "vectorization to LLVM"),
-      llvm::cl::init(true)};
-  Option<bool> parallel{
-      *this, "parallel",
-      llvm::cl::desc("Run the iterations of large linalg ops on every core "
-                     "(scan-parallelize-linalg)"),
-      llvm::cl::init(true)};
-  Option<bool> blas{
-      *this, "blas",
-      llvm::cl::desc("Run large f32/f64 matrix products through the run-time "
-                     "library's BLAS (scan-call-blas)"),
-      llvm::cl::init(true)};
+struct LoweringOptions : LoweringOptionsBase<LoweringOptions> {};
+
+struct WholeLoweringOptions : LoweringOptionsBase<WholeLoweringOptions> {
   Option<bool> checks{
       *this, "checks",
       llvm::cl::desc("Verify the program's ops at run time "
@@ -158,15 +165,24 @@ struct WholeLoweringOptions : PassPipelineOptions<WholeLoweringOptions> {
       llvm::cl::init(true)};
 };
 
-std::string toLLVM(bool vectorize, bool parallel, bool blas) {
+template <typename Derived>
+std::string toLLVM(const LoweringOptionsBase<Derived> &options) {
   std::string text = kToLLVM.str();
   auto fill = [&](llvm::StringRef key, llvm::StringRef value) {
     size_t at = text.find(key.str());
     text.replace(at, key.size(), value.str());
   };
-  fill("{blas}", blas ? "scan-call-blas," : "");
-  fill("{vectorize}", vectorize ? "scan-vectorize-linalg-loops," : "");
-  fill("{parallel}", parallel ? "scan-parallelize-linalg," : "");
+  fill("{blas}", options.blas ? "scan-call-blas," : "");
+  fill("{vectorize}", options.vectorize ? "scan-vectorize-linalg-loops," : "");
+  fill("{parallel}", options.parallel ? "scan-parallelize-linalg," : "");
+  std::string vectorMath;
+  if (options.vectorMath != "none") {
+    vectorMath = "scan-call-vector-math{isa=" + options.vectorMath;
+    if (!options.vectorMathFunctions.empty())
+      vectorMath += " functions=" + llvm::join(options.vectorMathFunctions, ",");
+    vectorMath += "},";
+  }
+  fill("{vector-math}", vectorMath);
   return text;
 }
 
@@ -377,7 +393,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
       "Lower the bufferized loops to the LLVM dialect: loop order, vector "
       "inner loops, then the upstream conversions",
       [](OpPassManager &pm, const LoweringOptions &options) {
-        buildPipeline(pm, {toLLVM(options.vectorize, options.parallel, options.blas)});
+        buildPipeline(pm, {toLLVM(options)});
       });
   PassPipelineRegistration<WholeLoweringOptions>(
       "scan-to-llvm",
@@ -388,7 +404,7 @@ void mlir::scan::registerScanPassesAndPipelines() {
         SmallVector<StringRef> parts{"scan-optimize"};
         if (options.checks)
           parts.push_back("scan-runtime-verification");
-        std::string lower = toLLVM(options.vectorize, options.parallel, options.blas);
+        std::string lower = toLLVM(options);
         parts.append({"convert-scan-to-scf", kBufferizeInPlace, kDeallocate,
                       kFreeEarly, lower});
         buildPipeline(pm, parts);

@@ -54,6 +54,20 @@ static Value whenStepsValid(OpBuilder &b, Location loc, Operation *anchor,
   return arith::AndIOp::create(b, loc, stepsValid, bad);
 }
 
+void mlir::scan::emitStepCountCheck(OpBuilder &b, Operation *anchor,
+                                    Value nSteps) {
+  if (getConstantIntValue(nSteps))
+    return;
+  if (auto module = anchor->getParentOfType<ModuleOp>())
+    declareScanErrorRuntime(module);
+  Location loc = anchor->getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, nSteps, zero);
+  emitScanErrorIf(b, loc, negative, ScanErrorCode::NegativeSteps, 0, nSteps,
+                  zero);
+}
+
 void mlir::scan::emitSequenceLengthCheck(OpBuilder &b, Operation *anchor,
                                          Value nSteps, Value sequence,
                                          ArrayRef<int64_t> taps, int64_t item) {

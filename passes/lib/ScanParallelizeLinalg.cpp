@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -71,6 +72,29 @@ bool isSplittable(linalg::GenericOp op) {
   return llvm::all_of(op.getBody()->without_terminator(), [](Operation &inner) {
     return inner.getNumRegions() == 0 && isMemoryEffectFree(&inner);
   });
+}
+
+/// What a call of the C math library costs, in points of the work
+/// threshold (one point: an add or a multiply-add, in vector code well
+/// under a nanosecond; `pow` or `exp` take 5-20 ns).
+constexpr int64_t kLibmPointCost = 16;
+
+/// What one iteration point of `op` costs: 1, plus kLibmPointCost for each
+/// op of its body that becomes a call of the C math library. A map's
+/// `c_i * x ** p_i` over 100,000 points takes a millisecond on one core
+/// and is worth splitting; 100,000 adds are not.
+int64_t pointCost(linalg::GenericOp op) {
+  int64_t cost = 1;
+  op.getBody()->walk([&](Operation *inner) {
+    if (isa<math::PowFOp, math::FPowIOp, math::ExpOp, math::Exp2Op,
+            math::ExpM1Op, math::LogOp, math::Log2Op, math::Log10Op,
+            math::Log1pOp, math::SinOp, math::CosOp, math::TanOp,
+            math::AsinOp, math::AcosOp, math::AtanOp, math::Atan2Op,
+            math::SinhOp, math::CoshOp, math::AsinhOp, math::AcoshOp,
+            math::AtanhOp, math::ErfOp, math::ErfcOp, math::CbrtOp>(inner))
+      cost += kLibmPointCost;
+  });
+  return cost;
 }
 
 /// `value` restricted to iterations [lo, lo + size) of loop dimension `dim`
@@ -175,6 +199,9 @@ void outline(linalg::GenericOp op, unsigned dim, unsigned index,
 
   b.setInsertionPoint(op);
   Value work = emitWork(b, loc, op);
+  if (int64_t cost = pointCost(op); cost != 1)
+    work = arith::MulIOp::create(b, loc, work,
+                                 arith::ConstantIndexOp::create(b, loc, cost));
   SmallVector<Value> callArgs;
   callArgs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
   callArgs.push_back(
@@ -195,8 +222,8 @@ struct ScanParallelizeLinalgPass
     module.walk([&](linalg::GenericOp op) {
       if (!isSplittable(op))
         return;
-      std::optional<int64_t> work = staticWork(op);
-      if (work && *work < minWork)
+      std::optional<int64_t> points = staticWork(op);
+      if (points && *points < llvm::divideCeil(minWork, pointCost(op)))
         return;
       if (std::optional<unsigned> dim = splitDimension(op))
         candidates.push_back({op, *dim});

@@ -63,18 +63,84 @@ void checkSequenceLengths(ScanOp op, ScanArgs &args, RewriterBase &rewriter) {
     emitSequenceLengthCheck(rewriter, op, args.nSteps, s.outer, s.taps, i);
 }
 
+/// Replaces the results of the nitsots that yield a sequence's tap as it is
+/// by the rows of that sequence the loop reads: PyTensor's push_out_seq
+/// does the same when nothing is left to compute in the loop, and after a
+/// push-out a map's step (`lambda c, p: c * x ** p`) is often just that.
+/// The slices go after the scan, after a check of n_steps (the scan, once
+/// without outputs, is erased as dead; `scan-remove-unused` checks the
+/// lengths of the sequences it drops), and `scan-remove-unused` drops the
+/// nitsots. Not with
+/// `until` (fewer rows), `go_backwards` (reversed rows) or `keep`.
+/// Returns how many results were replaced.
+unsigned forwardSequenceNitSots(ScanOp op, RewriterBase &rewriter) {
+  ScanArgs args(op);
+  if (args.untilCondition || args.goBackwards)
+    return 0;
+  DenseMap<Value, std::pair<Value, int64_t>> rowsOfTap;
+  for (ScanArgs::Sequence &s : args.sequences) {
+    int64_t lo = std::min<int64_t>(0, s.taps.front());
+    for (auto [k, inner] : llvm::zip(s.taps, s.inner))
+      rowsOfTap[inner] = {s.outer, k - lo};
+  }
+  unsigned replaced = 0;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPointAfter(op);
+  for (ScanArgs::NitSot &n : args.nitsots) {
+    auto it = rowsOfTap.find(n.yield);
+    if (n.keep || n.result.use_empty() || it == rowsOfTap.end())
+      continue;
+    auto [sequence, offset] = it->second;
+    auto type = cast<RankedTensorType>(sequence.getType());
+    // A static sequence with no row at the tap's offset: only zero steps
+    // can run, and a static offset past the end fails the slice verifier.
+    if (!type.isDynamicDim(0) && offset >= type.getDimSize(0))
+      continue;
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, sequence);
+    SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+    offsets[0] = rewriter.getIndexAttr(offset);
+    sizes[0] = getAsOpFoldResult(args.nSteps);
+    // A row's dynamic sizes are those of the first step's row: 0 when no
+    // step runs (see convert-scan-to-scf).
+    for (int64_t d = 1; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value none = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                         args.nSteps, zero);
+      sizes[d] = arith::SelectOp::create(rewriter, loc, none, zero,
+                                         getValueOrCreateConstantIndexOp(
+                                             rewriter, loc, sizes[d]))
+                     .getResult();
+    }
+    // A scan left without outputs is erased as dead, with its checks.
+    if (replaced == 0)
+      emitStepCountCheck(rewriter, op, args.nSteps);
+    Value rows = extractSliceOrEmpty(rewriter, loc, sequence, offsets, sizes, strides);
+    if (rows.getType() != n.result.getType())
+      rows = tensor::CastOp::create(rewriter, loc, n.result.getType(), rows);
+    rewriter.replaceAllUsesWith(n.result, rows);
+    ++replaced;
+  }
+  return replaced;
+}
+
 struct ScanPushOutSeqPass
     : scan::impl::ScanPushOutSeqBase<ScanPushOutSeqPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<ScanOp> scans = collectScans(getOperation());
-    for (ScanOp op : scans)
-      pushOut(op, rewriter);
+    for (ScanOp op : scans) {
+      std::optional<ScanOp> rebuilt = pushOut(op, rewriter);
+      numForwarded += forwardSequenceNitSots(rebuilt.value_or(op), rewriter);
+    }
   }
 
-  void pushOut(ScanOp op, IRRewriter &rewriter) {
+  /// The scan that replaces `op` when work was pushed out.
+  std::optional<ScanOp> pushOut(ScanOp op, IRRewriter &rewriter) {
     if (op.getNumSequences() == 0)
-      return;
+      return std::nullopt;
     Block &body = op.getBodyBlock();
     Location loc = op.getLoc();
 
@@ -116,7 +182,7 @@ struct ScanPushOutSeqPass
       }
     }
     if (candidates.empty())
-      return;
+      return std::nullopt;
     // No rows to batch: with the constant n_steps 0, or a tap that starts at
     // or past the end of a sequence of static length (possible only when no
     // step can run), the slices below would get a static offset that the
@@ -124,12 +190,12 @@ struct ScanPushOutSeqPass
     APInt constantSteps;
     if (matchPattern(args.nSteps, m_ConstantInt(&constantSteps)) &&
         constantSteps.isZero())
-      return;
+      return std::nullopt;
     for (ScanArgs::Sequence &s : args.sequences) {
       auto type = cast<RankedTensorType>(s.outer.getType());
       int64_t lo = std::min<int64_t>(0, s.taps.front());
       if (!type.isDynamicDim(0) && s.taps.back() - lo >= type.getDimSize(0))
-        return;
+        return std::nullopt;
     }
     // All rows the loop will read, for every tap: rows = max(0, min(n,
     // rows available after the tap's offset)); a too-short sequence keeps
@@ -187,8 +253,10 @@ struct ScanPushOutSeqPass
                                              offsets, sizes, strides));
     }
     for (Operation *c : candidates)
-      if (failed(batcher.batch(c)))
-        return rollBack();
+      if (failed(batcher.batch(c))) {
+        rollBack();
+        return std::nullopt;
+      }
     checkSequenceLengths(op, args, rewriter);
 
     // Candidate results still needed in the body become sequences. (Only
@@ -215,6 +283,7 @@ struct ScanPushOutSeqPass
       if (bodyOp->use_empty() && isMemoryEffectFree(bodyOp))
         rewriter.eraseOp(bodyOp);
     numPushedOut += candidates.size();
+    return newOp;
   }
 };
 

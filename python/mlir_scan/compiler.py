@@ -32,7 +32,8 @@ __all__ = ["compile"]
 def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,  # noqa: A001
             vectorize: bool = True, checks: bool = True, parallel: bool = True, target: str = "cpu",
             block_steps: int = 64, private_nonsequences: bool = True, free_early: bool = True,
-            blas: bool = True, tiered: bool = True, **cuda_options: Any) -> Program:
+            blas: bool = True, tiered: bool = True, vector_math: bool = True,
+            **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -57,7 +58,12 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     their block) instead of after their last use. ``blas=False`` keeps large
     f32/f64 matrix products in generated loops instead of calling OpenBLAS
     (``scan-call-blas``; from the ``scipy-openblas32`` package, split across
-    the cores by the run-time library). Turning these optional
+    the cores by the run-time library). ``vector_math=False`` computes
+    vector ``pow``, ``exp``, ``log``, ``sin``... one element at a time with
+    libm instead of on whole AVX2 registers with glibc's libmvec
+    (``scan-call-vector-math``; results within 4 ulp of libm's; used where
+    the machine has AVX2 and libmvec, not with ``MLIR_SCAN_VECTOR_MATH=0``).
+    Turning these optional
     features off gives the same results (the tests compare them).
     LLVM compiles a large program in parts on as many threads. With
     ``tiered=True`` (the default) a large program is first compiled at -O0,
@@ -85,4 +91,4 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
                         "to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks,
                    parallel=parallel, block_steps=block_steps, private_nonsequences=private_nonsequences,
-                   free_early=free_early, blas=blas, tiered=tiered)
+                   free_early=free_early, blas=blas, tiered=tiered, vector_math=vector_math)

@@ -54,7 +54,7 @@ import numpy as np
 
 from mlir import execution_engine, ir, passmanager
 
-from . import _blas, _native, _registration
+from . import _blas, _native, _registration, _vector_math
 
 __all__ = ["Program", "STAGES", "wait_optimized"]
 
@@ -858,12 +858,12 @@ class Program:
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True, parallel: bool = True, block_steps: int = 64,
                  private_nonsequences: bool = True, free_early: bool = True, blas: bool = True,
-                 tiered: bool = True):
+                 tiered: bool = True, vector_math: bool = True):
         _check_options(optimize, opt_level, block_steps, vectorize=vectorize, checks=checks, parallel=parallel,
                        private_nonsequences=private_nonsequences, free_early=free_early, blas=blas,
-                       tiered=tiered)
+                       tiered=tiered, vector_math=vector_math)
         lowering = (f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))} "
-                    f"blas={int(bool(blas))}}}")
+                    f"blas={int(bool(blas))} {_vector_math.pipeline_options(bool(vector_math))}}}")
         to_scf = _TO_SCF
         if block_steps != 64 or not private_nonsequences:
             to_scf = to_scf.replace("convert-scan-to-scf", f"convert-scan-to-scf{{block-steps={int(block_steps)} "

@@ -136,3 +136,34 @@ func.func @same_twice(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf
   }
   return
 }
+
+// -----
+
+// A point that calls the C math library (pow) costs 17 points of simple
+// arithmetic: 10,000 pows (170,000 weighted points) are split, and the run-time
+// library is told their weighted work; 10,000 multiplies (below min-work) are
+// not.
+// CHECK-LABEL: func.func @libm_body(
+// CHECK:         %[[C17:.*]] = arith.constant 17 : index
+// CHECK:         %[[WORK:.*]] = arith.muli %{{.*}}, %[[C17]] : index
+// CHECK:         call @__mlir_scan_run_chunks{{[0-9]+}}(%{{.*}}, %{{.*}}, %[[WORK]], %arg0, %arg1, %arg2)
+// CHECK-NEXT:    linalg.generic
+// CHECK:           arith.mulf
+// CHECK:         return
+func.func @libm_body(%x: f64, %p: memref<10000xf64>, %out: memref<10000xf64>, %out2: memref<10000xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> ()>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x, %p : f64, memref<10000xf64>) outs(%out : memref<10000xf64>) {
+  ^bb0(%a: f64, %b: f64, %c: f64):
+    %y = math.powf %a, %b : f64
+    linalg.yield %y : f64
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%p : memref<10000xf64>) outs(%out2 : memref<10000xf64>) {
+  ^bb0(%b: f64, %c: f64):
+    %y = arith.mulf %b, %b : f64
+    linalg.yield %y : f64
+  }
+  return
+}

@@ -309,3 +309,71 @@ func.func @behind_variant_check(%n: index, %xs: tensor<?x?xf64>, %h0: tensor<?xf
   } -> (tensor<?x?xf64>)
   return %r : tensor<?x?xf64>
 }
+
+// A map (the scan guide's polynomial, c_i * x**p_i): once its work is pushed
+// out the step only yields the new sequence's row, so the nitsot's result is
+// the rows of that sequence the loop reads, sliced after the scan behind a
+// check of n_steps (the scan, left without outputs, is dead).
+// CHECK-LABEL: func.func @map_step
+// CHECK:         %[[POW:.*]] = linalg.generic
+// CHECK:           math.powf
+// CHECK:         %[[TERMS:.*]] = linalg.generic
+// CHECK:           arith.mulf
+// CHECK:         scan.scan steps(%arg0)
+// CHECK:         %[[NEG:.*]] = arith.cmpi slt, %arg0, %{{.*}} : index
+// CHECK-NEXT:    scf.if %[[NEG]]
+// CHECK-NEXT:      %[[CODE:.*]] = arith.constant 1 : i64
+// CHECK:           func.call @__mlir_scan_fail(%[[CODE]],
+// CHECK:         %[[ROWS:.*]] = tensor.extract_slice %[[TERMS]][0] [%arg0] [1] : tensor<?xf64> to tensor<?xf64>
+// CHECK-NEXT:    return %[[ROWS]]
+// CLEAN-LABEL: func.func @map_step
+// CLEAN-NOT:     scan.scan
+// CLEAN:         return
+func.func @map_step(%n: index, %c: tensor<?xf64>, %p: tensor<?xf64>, %x: f64) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) sequences(%c, %p : tensor<?xf64>, tensor<?xf64>) nonsequences(%x : f64) {
+  ^bb0(%ci: f64, %pi: f64, %xx: f64):
+    %xp = math.powf %xx, %pi : f64
+    %term = arith.mulf %ci, %xp : f64
+    scan.yield %term : f64
+  } -> (tensor<?xf64>)
+  return %r : tensor<?xf64>
+}
+
+// A step that yields a later tap of a sequence as it is, with a constant
+// n_steps: the rows from the tap's offset (2 - lo = 3), statically sized,
+// and no step count check. The other nitsot is computed and stays.
+// CHECK-LABEL: func.func @forwarded_tap
+// CHECK:         %[[S:.*]]:2 = scan.scan steps(%c3)
+// CHECK-NOT:     __mlir_scan_fail
+// CHECK:         %[[ROWS:.*]] = tensor.extract_slice %arg0[3, 0] [3, 2] [1, 1] : tensor<7x2xf32> to tensor<3x2xf32>
+// CHECK-NEXT:    return %[[ROWS]], %[[S]]#0
+func.func @forwarded_tap(%xs: tensor<7x2xf32>, %h: f32) -> (tensor<3x2xf32>, tensor<3xf32>) {
+  %c3 = arith.constant 3 : index
+  %r:2 = scan.scan steps(%c3) sequences(%xs[-1, 2] : tensor<7x2xf32>) sitsot(%h : f32) {
+  ^bb0(%a: tensor<2xf32>, %b: tensor<2xf32>, %s: f32):
+    %c0 = arith.constant 0 : index
+    %e = tensor.extract %a[%c0] : tensor<2xf32>
+    %t = arith.addf %s, %e : f32
+    scan.yield %t, %b : f32, tensor<2xf32>
+  } -> (tensor<3xf32>, tensor<3x2xf32>)
+  return %r#1, %r#0 : tensor<3x2xf32>, tensor<3xf32>
+}
+
+// NEGATIVE: rows that would need reversing (go_backwards) or that depend on
+// where the loop stops (until) keep the nitsot.
+// CHECK-LABEL: func.func @not_forwarded
+// CHECK:         %[[B:.*]] = scan.scan steps(%arg0) go_backwards
+// CHECK:         %[[U:.*]] = scan.scan steps(%arg0) until
+// CHECK:         return %[[B]], %[[U]]
+func.func @not_forwarded(%n: index, %xs: tensor<?xf64>, %limit: f64) -> (tensor<?xf64>, tensor<?xf64>) {
+  %b = scan.scan steps(%n) go_backwards sequences(%xs : tensor<?xf64>) {
+  ^bb0(%x: f64):
+    scan.yield %x : f64
+  } -> (tensor<?xf64>)
+  %u = scan.scan steps(%n) until sequences(%xs : tensor<?xf64>) nonsequences(%limit : f64) {
+  ^bb0(%x: f64, %l: f64):
+    %stop = arith.cmpf ogt, %x, %l : f64
+    scan.yield %x, %stop : f64, i1
+  } -> (tensor<?xf64>)
+  return %b, %u : tensor<?xf64>, tensor<?xf64>
+}

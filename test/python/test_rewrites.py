@@ -170,6 +170,9 @@ CASES: dict[str, tuple[str, dict[str, list[tuple]]]] = {
         "dynamic_rows": [(4, f64(5, 3), f64(2), f64(3, 2), 2), (0, f64(2, 3), f64(2), f64(3, 2), 2)],
         "behind_variant_check": [(4, f64(4, 3), f64(2), f64(3, 2), 2)],
         "dead_user": [(5, i32(5), I32(1), I32(2))],
+        "map_step": [(5, f64(6), f64(5), 0.5), (1, f64(1), f64(3), 2.0), (0, f64(0), f64(0), 1.0)],
+        "forwarded_tap": [(f32(7, 2), np.float32(0.5))],
+        "not_forwarded": [(4, f64(5), 0.0), (0, f64(2), 0.0)],
     }),
     "scan-push-out-output.mlir": ("scan-push-out-output", {
         "rnn_readout": [(5, f32(4), f32(4, 4), f32(4, 2)), (0, f32(4), f32(4, 4), f32(4, 2))],
@@ -325,6 +328,8 @@ ERRORS: list[tuple[str, str, tuple]] = [
     ("scan-push-out-seq.mlir", "taps_backwards", (3, i32(4))),
     ("scan-push-out-seq.mlir", "two_sequences_until", (4, f64(4), f64(3), f64(2), 1.0)),
     ("scan-push-out-seq.mlir", "select_scalar_condition", (3, np.array([True, False]), f64(4), f64(4))),
+    ("scan-push-out-seq.mlir", "map_step", (4, f64(3), f64(6), 0.5)),
+    ("scan-push-out-seq.mlir", "map_step", (4, f64(6), f64(2), 0.5)),
     ("scan-merge.mlir", "ops_in_between", (4, f64(3), 1.0)),
     ("scan-merge.mlir", "incompatible", (3, 6, f64(5))),
     ("scan-merge-inouts.mlir", "duplicate_sequence_and_nitsot", (4, f64(3))),
@@ -369,6 +374,18 @@ def test_hand_written(name: str, fn: str):
         for config in configs(flag):
             actual = getattr(compiled(name, config), fn)(*args)
             assert_same(actual, expected, f"@{fn}{tuple(np.shape(a) for a in args)} [{config}]")
+
+
+def test_forwarded_nitsot_keeps_the_step_count_check():
+    """A map's nitsot replaced by rows of its pushed-out sequence leaves a
+    scan with no output, which is erased as dead: a negative n_steps still
+    fails, as the scan's own check, in every configuration."""
+    args = (-1, f64(3), f64(3), 0.5)
+    with pytest.raises(ValueError, match="n_steps must be >= 0"):
+        reference.run(lit_source("scan-push-out-seq.mlir"), "map_step", *args)
+    for config in configs("scan-push-out-seq"):
+        with pytest.raises(ValueError, match=r"n_steps is -1, must be >= 0"):
+            compiled("scan-push-out-seq.mlir", config).map_step(*args)
 
 
 @pytest.mark.parametrize("name,fn,args", ERRORS, ids=[f"{n[:-5]}:{f}-{i}" for i, (n, f, _) in enumerate(ERRORS)])

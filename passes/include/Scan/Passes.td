@@ -242,10 +242,19 @@ def ScanPushOutSeq : Pass<"scan-push-out-seq"> {
     sequences' length check is emitted before the scan (same error runtime
     as `convert-scan-to-scf`), so the error reports the user's lengths. Run
     `scan-remove-unused` afterwards to drop the sequences no longer read.
+
+    A nitsot that yields a sequence's tap as it is (what a map's step is
+    once its work is pushed out) needs no loop either: its result is
+    replaced by the rows of that sequence the loop reads, a
+    `tensor.extract_slice` after the scan (whose checks still run first),
+    and `scan-remove-unused` drops the nitsot. A scan left with no output
+    then does nothing but check its step count and lengths. Not with
+    `until`, `go_backwards` or `keep`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
   let statistics = [
-    Statistic<"numPushedOut", "pushed-out", "Number of body ops computed for all rows before the scan">
+    Statistic<"numPushedOut", "pushed-out", "Number of body ops computed for all rows before the scan">,
+    Statistic<"numForwarded", "forwarded", "Number of nitsot results replaced by rows of the sequence they yield">
   ];
 }
 
@@ -1205,6 +1214,57 @@ def ScanExpandTanh : Pass<"scan-expand-tanh", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def ScanCallVectorMath : Pass<"scan-call-vector-math", "::mlir::ModuleOp"> {
+  let summary = "Vector math ops -> calls of glibc's vector math library (libmvec)";
+  let description = [{
+    LLVM has no vector `pow`, `exp` or `log`: `convert-math-to-llvm` turns
+    `math.powf` on `vector<8xf64>` into `llvm.pow`, which the backend splits
+    into eight calls of libm's scalar `pow` (10 ns each here). glibc ships
+    these functions for whole registers in `libmvec.so.1`, under the names
+    of the x86-64 vector function ABI, within 4 ulp. This pass replaces a
+    `math` op on a 1-D `f32`/`f64` vector whose length is a multiple of the
+    ISA's register width (`isa=avx2`: 4 `f64` or 8 `f32`) by calls of the
+    matching function on register-wide slices (`vector.shuffle`s out and
+    back in), declaring it privately in the module. Scalar ops, other
+    lengths and other element types are left to `convert-math-to-llvm`.
+
+    Functions: `pow`, `atan2` (two operands), `exp`, `exp2`, `log`, `log2`,
+    `log10`, `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `sinh`, `cosh`,
+    `asinh`, `acosh`, `atanh`, `erf`, `erfc`, `cbrt`. Not `log1p` and
+    `expm1`: run before `scan-expand-log1p-expm1`, whose `log` and `exp`
+    then stay libm's (with libmvec's, the f32 expansions lost 4-6 ulp). glibc
+    2.22 has `sin`, `cos`, `exp`, `log` and `pow`, 2.35 all of them. `functions` restricts the rewrite to those named (the
+    program's process must resolve their symbols: `mlir_scan.compile`
+    loads libmvec and passes the functions it has); empty means all.
+    `isa=none` rewrites nothing.
+
+    Example (`isa=avx2`):
+
+    ```mlir
+    %y = math.powf %x, %p : vector<8xf64>
+    // becomes
+    %x0 = vector.shuffle %x, %x [0, 1, 2, 3] : vector<8xf64>, vector<8xf64>
+    %p0 = vector.shuffle %p, %p [0, 1, 2, 3] : vector<8xf64>, vector<8xf64>
+    %y0 = func.call @_ZGVdN4vv_pow(%x0, %p0) : (vector<4xf64>, vector<4xf64>) -> vector<4xf64>
+    %x1 = vector.shuffle %x, %x [4, 5, 6, 7] : vector<8xf64>, vector<8xf64>
+    %p1 = vector.shuffle %p, %p [4, 5, 6, 7] : vector<8xf64>, vector<8xf64>
+    %y1 = func.call @_ZGVdN4vv_pow(%x1, %p1) : (vector<4xf64>, vector<4xf64>) -> vector<4xf64>
+    %y = vector.shuffle %y0, %y1 [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf64>, vector<4xf64>
+    ```
+  }];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"avx2\"",
+           "The vector ISA whose functions to call: avx2 or none">,
+    ListOption<"functions", "functions", "std::string",
+               "The functions that may be called (libm names: pow, exp, "
+               "...); empty: all the pass knows">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect"];
+  let statistics = [
+    Statistic<"numCalls", "calls", "Number of vector math ops computed by libmvec calls">
+  ];
 }
 
 def ScanExpandLog1pExpm1 : Pass<"scan-expand-log1p-expm1", "::mlir::func::FuncOp"> {

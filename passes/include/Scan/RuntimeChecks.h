@@ -50,6 +50,12 @@ void declareScanErrorRuntime(ModuleOp module);
 void emitScanErrorIf(OpBuilder &b, Location loc, Value bad, ScanErrorCode code,
                      int64_t item, Value have, Value need);
 
+/// For rewrites that use a scan's step count outside it (the scan may then
+/// be erased as dead): emits the scan's own check that `n_steps >= 0` at
+/// the builder's insertion point, the error reported as the scan would.
+/// Not emitted for a constant (the verifier checked it).
+void emitStepCountCheck(OpBuilder &b, Operation *anchor, Value nSteps);
+
 /// For rewrites that drop or shrink a sequence: emits, at the builder's
 /// insertion point (before the scan `anchor`), the scan's own run-time check
 /// that `sequence` read at `taps` (sorted) has `n_steps + max(0, max taps) -
