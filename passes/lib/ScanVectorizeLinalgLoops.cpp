@@ -132,6 +132,13 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
   unsigned innermost = rank - 1;
   AffineExpr innerDim = getAffineDimExpr(innermost, op.getContext());
   for (OpOperand &operand : op->getOpOperands()) {
+    // A scalar input (`x` of `x ** p_i`, the map `(i) -> ()`) is the same
+    // for every iteration: broadcast where a vector op uses it.
+    if (op.isDpsInput(&operand) && isScalarElement(operand.get().getType())) {
+      widest = std::max(widest, operand.get().getType().getIntOrFloatBitWidth());
+      plan.varies.push_back(false);
+      continue;
+    }
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !isScalarElement(type.getElementType()))
       return std::nullopt;
@@ -325,6 +332,10 @@ private:
       if (plan.varies[operand.getOperandNumber()] ||
           op.getMatchingBlockArgument(&operand).use_empty()) {
         invariant.push_back(Value());
+        continue;
+      }
+      if (!isa<MemRefType>(operand.get().getType())) {
+        invariant.push_back(operand.get()); // a scalar input
         continue;
       }
       invariant.push_back(

@@ -101,6 +101,30 @@ func.func @relu_scale(%x: memref<?xf32>, %y: memref<?xf32>, %scale: f32) {
 
 // -----
 
+// A scalar input (the map `(d0) -> ()`: scan-push-out-seq's broadcast of a
+// non-sequence, the `x` of the scan guide's `x ** p_i`) is the same value in
+// every lane: broadcast where a vector op uses it (LLVM hoists it).
+// CHECK-LABEL: func.func @scalar_input
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[P:.*]] = vector.load %arg1[%[[J]]] : memref<?xf64>, vector<8xf64>
+// CHECK:           %[[XB:.*]] = vector.broadcast %arg0 : f64 to vector<8xf64>
+// CHECK:           %[[Y:.*]] = math.powf %[[XB]], %[[P]] : vector<8xf64>
+// CHECK:           vector.store %[[Y]], %arg1[%[[J]]] : memref<?xf64>, vector<8xf64>
+// CHECK:         scf.for
+// CHECK:           math.powf %arg0, %{{.*}} : f64
+func.func @scalar_input(%x: f64, %p: memref<?xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%x, %p : f64, memref<?xf64>) outs(%p : memref<?xf64>) {
+  ^bb0(%a: f64, %b: f64, %o: f64):
+    %y = math.powf %a, %b : f64
+    linalg.yield %y : f64
+  }
+  return
+}
+
+// -----
+
 // A row-major matvec: the innermost loop is a reassociable reduction. Partial
 // sums live in a vector<16xf64> (four registers), reduced into out[i] after
 // the vector loop; the remainder continues from that value.
