@@ -570,7 +570,41 @@ compileObjects(std::unique_ptr<Module> module,
   return std::move(objects);
 }
 
-/// Calls `__mlir_scan_poll_upgrade` at the top of every outermost loop of
+/// How far `loop` is, at the top of its header: (iv - lb, ub - lb) when the
+/// header ends in `br (icmp slt|ult %iv, %ub)`, `%iv` a phi of the header
+/// that enters the loop as `lb` and `%ub` defined outside the loop (an
+/// `scf.for` lowered); (0, 0) otherwise (unknown).
+std::pair<Value *, Value *> loopProgress(Loop *loop, IRBuilder<> &b) {
+  Value *unknown = b.getInt64(0);
+  BasicBlock *header = loop->getHeader();
+  auto *branch = dyn_cast<BranchInst>(header->getTerminator());
+  if (!branch || !branch->isConditional() ||
+      !loop->contains(branch->getSuccessor(0)))
+    return {unknown, unknown};
+  auto *compare = dyn_cast<ICmpInst>(branch->getCondition());
+  if (!compare || (compare->getPredicate() != ICmpInst::ICMP_SLT &&
+                   compare->getPredicate() != ICmpInst::ICMP_ULT))
+    return {unknown, unknown};
+  auto *iv = dyn_cast<PHINode>(compare->getOperand(0));
+  Value *ub = compare->getOperand(1);
+  if (!iv || iv->getParent() != header || !iv->getType()->isIntegerTy(64) ||
+      !loop->isLoopInvariant(ub))
+    return {unknown, unknown};
+  Value *lb = nullptr;
+  for (unsigned i = 0; i < iv->getNumIncomingValues(); ++i) {
+    if (loop->contains(iv->getIncomingBlock(i)))
+      continue;
+    if (lb && lb != iv->getIncomingValue(i))
+      return {unknown, unknown};
+    lb = iv->getIncomingValue(i);
+  }
+  if (!lb)
+    return {unknown, unknown};
+  return {b.CreateSub(iv, lb), b.CreateSub(ub, lb)};
+}
+
+/// Calls `__mlir_scan_poll_upgrade(loop, done, total)` at the top of every
+/// outermost loop of
 /// the functions of `module` (the quick tier) that run only on the calling
 /// thread: a call running there when the optimized code arrives restarts in
 /// it. Not in what may run as a part of a parallel loop (a function whose
@@ -591,16 +625,39 @@ void addUpgradePolls(Module &module) {
           if (parallel.insert(callee).second)
             work.push_back(callee);
   }
+  Type *i64 = Type::getInt64Ty(module.getContext());
   FunctionCallee poll = module.getOrInsertFunction(
       mlir::scan::kScanPollUpgradeFunc,
-      FunctionType::get(Type::getVoidTy(module.getContext()), false));
+      FunctionType::get(Type::getVoidTy(module.getContext()), {i64, i64, i64},
+                        false));
+  // A loop's progress is the call's only in the body of a public function:
+  // a function that only the exported wrappers call (`_mlir_ciface_f` calls
+  // the internal `f`), or an exported one. A callee's loops run once per
+  // iteration of its caller's, and report none.
+  auto isCallBody = [](Function &f) {
+    if (!f.hasLocalLinkage())
+      return true;
+    return !f.use_empty() && llvm::all_of(f.users(), [&](User *user) {
+      auto *call = dyn_cast<CallBase>(user);
+      return call && call->getCalledFunction() == &f &&
+             !call->getFunction()->hasLocalLinkage();
+    });
+  };
+  int64_t id = 0;
   for (Function &f : module) {
     if (f.isDeclaration() || parallel.contains(&f))
       continue;
+    bool reportsProgress = isCallBody(f);
     DominatorTree dominators(f);
     LoopInfo loops(dominators);
-    for (Loop *loop : loops) // the outermost loops
-      CallInst::Create(poll, "", loop->getHeader()->getFirstInsertionPt());
+    for (Loop *loop : loops) { // the outermost loops
+      IRBuilder<> b(loop->getHeader(), loop->getHeader()->getFirstInsertionPt());
+      auto [done, total] = reportsProgress
+                               ? loopProgress(loop, b)
+                               : std::make_pair<Value *, Value *>(
+                                     b.getInt64(0), b.getInt64(0));
+      b.CreateCall(poll, {ConstantInt::get(i64, id++), done, total});
+    }
   }
 }
 

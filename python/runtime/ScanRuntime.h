@@ -63,8 +63,12 @@ struct CallFrame {
   // point it read there: when the slot moves on, the call may restart.
   const std::atomic<uint64_t> *slot = nullptr;
   uint64_t entry = 0;
-  // For calls through a slot: when the call started (steady clock, ns).
+  // For calls through a slot: when the call started (steady clock, ns), and
+  // the outermost loop the last upgrade poll came from (its id, and when its
+  // first iteration began).
   int64_t startNs = 0;
+  int64_t loop = -1;
+  int64_t loopStartNs = 0;
 };
 
 /// The innermost call in progress on this thread, or null.

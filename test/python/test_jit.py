@@ -285,6 +285,28 @@ def test_the_optimized_compile_waits_for_the_first_call(no_compile_cache):
         np.testing.assert_array_equal(r, e)
 
 
+def test_a_call_with_less_left_than_it_has_run_finishes_in_the_quick_code():
+    """The rule the quick code's loops apply (their polls pass the outermost
+    loop's iteration and bound): a call restarts in the optimized code only
+    while it has more left to do, by its loop's pace, than it has run. A
+    blocked loop's last test of its bound (iteration 1024 of 1000) is its
+    end, not a reason to restart; unknown progress restarts as before."""
+    finishes = _registration.runtime_library().mlirScanFinishesInQuickCode
+    finishes.argtypes = [ctypes.c_int64] * 4
+    finishes.restype = ctypes.c_int32
+    ms = 1_000_000
+    assert not finishes(100 * ms, 100 * ms, 100, 1000)   # 900 ms left after 100
+    assert not finishes(100 * ms, 100 * ms, 499, 1000)
+    assert finishes(100 * ms, 100 * ms, 500, 1000)       # as much left as done
+    assert finishes(100 * ms, 100 * ms, 1000, 1000)
+    assert finishes(100 * ms, 100 * ms, 1024, 1000)      # the loop's last test
+    # Time before the loop counts as run: 60 ms in earlier loops, 40 ms here.
+    assert finishes(100 * ms, 40 * ms, 300, 1000)        # 93 ms left after 100
+    assert not finishes(100 * ms, 40 * ms, 200, 1000)    # 160 ms left
+    assert not finishes(100 * ms, 100 * ms, 0, 1000)     # nothing done yet
+    assert not finishes(100 * ms, 100 * ms, 0, 0)        # progress unknown
+
+
 @pytest.mark.parametrize("hidden, steps", [(32, 300_000), (512, 3_000)])
 def test_a_call_running_in_the_quick_code_restarts_in_the_optimized_code(no_compile_cache, hidden, steps):
     """A call that runs at -O0 for well over the time LLVM takes at -O3 (at

@@ -36,9 +36,10 @@ inline constexpr llvm::StringLiteral kScanFailAllocFunc =
 inline constexpr llvm::StringLiteral kScanFailMessageFunc =
     "__mlir_scan_fail_message";
 
-/// The run-time library's upgrade poll, `__mlir_scan_poll_upgrade()`: the
-/// quick tier of a program (python/capi/ScanJIT.cpp) calls it in its loops;
-/// it ends the call for a restart when the optimized tier is ready.
+/// The run-time library's upgrade poll, `__mlir_scan_poll_upgrade(loop,
+/// done, total)`: the quick tier of a program (python/capi/ScanJIT.cpp)
+/// calls it in its loops, with how far the loop is; it ends the call for a
+/// restart when the optimized tier is ready.
 inline constexpr llvm::StringLiteral kScanPollUpgradeFunc =
     "__mlir_scan_poll_upgrade";
 
