@@ -12,6 +12,7 @@ infinity, a signed zero). The vector loop and its scalar remainder both run
 from __future__ import annotations
 
 import re
+import zlib
 
 import numpy as np
 import pytest
@@ -83,39 +84,31 @@ def _assert_close(got: np.ndarray, libm: np.ndarray, where: str) -> None:
     assert error.size == 0 or error.max() <= 5, f"{where}: {error.max():.1f} ulp at index {worst}"
 
 
-@needs_libmvec
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("op", sorted(UNARY))
-def test_unary_functions_match_libm(op: str, dtype):
-    name, draw = UNARY[op]
-    if name not in AVAILABLE:
-        pytest.skip(f"this glibc's libmvec has no {name}")
-    vector, scalar = _programs(op, 1, dtype)
-    ir = vector.ir("llvm")
-    assert re.search(r"@_ZGVdN(4|8)v_", ir), f"no libmvec call for math.{op}"
-    assert "_ZGVdN" not in scalar.ir("llvm")
-    rng = np.random.default_rng(abs(hash(op)) % 2**32)
+def _arguments(op: str, dtype) -> list[np.ndarray]:
+    """Points drawn over the function's domain, then the special values (every
+    pair of them for a function of two arguments), as `dtype`."""
+    rng = np.random.default_rng(zlib.crc32(op.encode()))
     with np.errstate(all="ignore"):
-        x = np.concatenate([draw(rng, 100_003), SPECIAL]).astype(dtype)
-    _assert_close(vector.f(x), scalar.f(x), f"{op} {dtype.__name__}")
-
-
-@needs_libmvec
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("op", sorted(BINARY))
-def test_binary_functions_match_libm(op: str, dtype):
-    name, draw = BINARY[op]
-    if name not in AVAILABLE:
-        pytest.skip(f"this glibc's libmvec has no {name}")
-    vector, scalar = _programs(op, 2, dtype)
-    assert re.search(rf"@_ZGVdN(4|8)vv_{name}f?\b", vector.ir("llvm"))
-    rng = np.random.default_rng(7)
-    with np.errstate(all="ignore"):
-        a, b = draw(rng, 100_003)
+        if op in UNARY:
+            return [np.concatenate([UNARY[op][1](rng, 100_003), SPECIAL]).astype(dtype)]
         grid = np.array([(s, t) for s in SPECIAL for t in SPECIAL]).T
-        a = np.concatenate([a, grid[0]]).astype(dtype)
-        b = np.concatenate([b, grid[1]]).astype(dtype)
-    _assert_close(vector.f(a, b), scalar.f(a, b), f"{op} {dtype.__name__}")
+        return [np.concatenate([drawn, special]).astype(dtype)
+                for drawn, special in zip(BINARY[op][1](rng, 100_003), grid)]
+
+
+@needs_libmvec
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("op", sorted(UNARY) + sorted(BINARY))
+def test_functions_match_libm(op: str, dtype):
+    name = (UNARY.get(op) or BINARY[op])[0]
+    if name not in AVAILABLE:
+        pytest.skip(f"this glibc's libmvec has no {name}")
+    args = _arguments(op, dtype)
+    vector, scalar = _programs(op, len(args), dtype)
+    v = "v" * len(args)
+    assert re.search(rf"@_ZGVdN(4|8){v}_{name}f?\b", vector.ir("llvm")), f"no libmvec call for math.{op}"
+    assert "_ZGVdN" not in scalar.ir("llvm")
+    _assert_close(vector.f(*args), scalar.f(*args), f"{op} {dtype.__name__}")
 
 
 @pytest.mark.xfail(strict=True, reason="convert-math-to-llvm has no lowering for these math ops; "
