@@ -70,9 +70,8 @@ void checkSequenceLengths(ScanOp op, ScanArgs &args, RewriterBase &rewriter) {
 /// The slices go after the scan, after a check of n_steps (the scan, once
 /// without outputs, is erased as dead; `scan-remove-unused` checks the
 /// lengths of the sequences it drops), and `scan-remove-unused` drops the
-/// nitsots. Not with
-/// `until` (fewer rows), `go_backwards` (reversed rows) or `keep`.
-/// Returns how many results were replaced.
+/// nitsots. Not with `until` (fewer rows), `go_backwards` (reversed rows)
+/// or `keep`. Returns how many results were replaced.
 unsigned forwardSequenceNitSots(ScanOp op, RewriterBase &rewriter) {
   ScanArgs args(op);
   if (args.untilCondition || args.goBackwards)

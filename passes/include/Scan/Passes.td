@@ -1075,7 +1075,10 @@ def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> 
     otherwise makes one call on the calling thread.
 
     Only ops whose body is free of side effects are split; an op whose
-    static work is below `min-work` is left alone.
+    static work is below `min-work` is left alone. A point whose body calls
+    the C math library (`math.powf`, `math.exp`, ...) counts 1 + 16 per
+    call, here and in the work passed to the run-time library: 100,000
+    `pow` calls take a millisecond, 100,000 adds do not.
 
     Example (`h^T W`, `W` of 512 x 512):
 
