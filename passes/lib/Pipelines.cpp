@@ -85,6 +85,8 @@ constexpr llvm::StringLiteral kToLLVM =
     "{vector-math}"
     "func.func(scan-expand-log1p-expm1),"
     "convert-math-to-llvm,"
+    // What LLVM has no intrinsic for (asinh, erf, cbrt, ...): libm calls.
+    "convert-math-to-libm,"
     "scan-lower-i1-access,"
     // LLVM 22.1 lowers loads and stores with `nuw` address arithmetic,
     // poison for a reversed view (the gradient's backward reads).
