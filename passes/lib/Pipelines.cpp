@@ -181,7 +181,8 @@ std::string toLLVM(const LoweringOptionsBase<Derived> &options) {
   if (options.vectorMath != "none") {
     vectorMath = "scan-call-vector-math{isa=" + options.vectorMath;
     if (!options.vectorMathFunctions.empty())
-      vectorMath += " functions=" + llvm::join(options.vectorMathFunctions, ",");
+      vectorMath +=
+          " functions=" + llvm::join(options.vectorMathFunctions, ",");
     vectorMath += "},";
   }
   fill("{vector-math}", vectorMath);

@@ -102,8 +102,8 @@ struct ScanCallVectorMathPass
         return;
       int64_t lanes = registerLanes(isa, type.getElementType());
       StringRef name = libmName(op);
-      if (lanes == 0 || name.empty() || (!allowed.empty() && !allowed.contains(name)) ||
-          type.getNumElements() % lanes != 0)
+      if (lanes == 0 || name.empty() || type.getNumElements() % lanes != 0 ||
+          (!allowed.empty() && !allowed.contains(name)))
         return;
       ops.push_back({op, name});
     });
@@ -139,12 +139,15 @@ struct ScanCallVectorMathPass
         args.push_back(vector::ShuffleOp::create(
             rewriter, loc, operand, operand,
             llvm::to_vector(llvm::seq<int64_t>(offset, offset + lanes))));
-      Value part = func::CallOp::create(rewriter, loc, callee, args).getResult(0);
-      result = !result ? part
-                       : vector::ShuffleOp::create(
-                             rewriter, loc, result, part,
-                             llvm::to_vector(llvm::seq<int64_t>(0, offset + lanes)))
-                             .getResult();
+      Value part =
+          func::CallOp::create(rewriter, loc, callee, args).getResult(0);
+      if (!result) {
+        result = part;
+        continue;
+      }
+      result = vector::ShuffleOp::create(
+          rewriter, loc, result, part,
+          llvm::to_vector(llvm::seq<int64_t>(0, offset + lanes)));
     }
     return result;
   }

@@ -96,7 +96,8 @@ unsigned forwardSequenceNitSots(ScanOp op, RewriterBase &rewriter) {
     if (!type.isDynamicDim(0) && offset >= type.getDimSize(0))
       continue;
     SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, sequence);
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, sequence);
     SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
     offsets[0] = rewriter.getIndexAttr(offset);
     sizes[0] = getAsOpFoldResult(args.nSteps);
@@ -106,8 +107,8 @@ unsigned forwardSequenceNitSots(ScanOp op, RewriterBase &rewriter) {
       if (!type.isDynamicDim(d))
         continue;
       Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value none = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                         args.nSteps, zero);
+      Value none = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, args.nSteps, zero);
       sizes[d] = arith::SelectOp::create(rewriter, loc, none, zero,
                                          getValueOrCreateConstantIndexOp(
                                              rewriter, loc, sizes[d]))
@@ -116,7 +117,8 @@ unsigned forwardSequenceNitSots(ScanOp op, RewriterBase &rewriter) {
     // A scan left without outputs is erased as dead, with its checks.
     if (replaced == 0)
       emitStepCountCheck(rewriter, op, args.nSteps);
-    Value rows = extractSliceOrEmpty(rewriter, loc, sequence, offsets, sizes, strides);
+    Value rows =
+        extractSliceOrEmpty(rewriter, loc, sequence, offsets, sizes, strides);
     if (rows.getType() != n.result.getType())
       rows = tensor::CastOp::create(rewriter, loc, n.result.getType(), rows);
     rewriter.replaceAllUsesWith(n.result, rows);

@@ -135,7 +135,8 @@ std::optional<VectorPlan> planVectorization(linalg::GenericOp op,
     // A scalar input (`x` of `x ** p_i`, the map `(i) -> ()`) is the same
     // for every iteration: broadcast where a vector op uses it.
     if (op.isDpsInput(&operand) && isScalarElement(operand.get().getType())) {
-      widest = std::max(widest, operand.get().getType().getIntOrFloatBitWidth());
+      widest = std::max(widest,
+                        operand.get().getType().getIntOrFloatBitWidth());
       plan.varies.push_back(false);
       continue;
     }

@@ -651,7 +651,8 @@ void addUpgradePolls(Module &module) {
     DominatorTree dominators(f);
     LoopInfo loops(dominators);
     for (Loop *loop : loops) { // the outermost loops
-      IRBuilder<> b(loop->getHeader(), loop->getHeader()->getFirstInsertionPt());
+      BasicBlock *header = loop->getHeader();
+      IRBuilder<> b(header, header->getFirstInsertionPt());
       auto [done, total] = reportsProgress
                                ? loopProgress(loop, b)
                                : std::make_pair<Value *, Value *>(
