@@ -11,14 +11,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scan/MathLibrary.h"
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace scan {
@@ -30,34 +29,6 @@ namespace scan {
 using namespace mlir;
 
 namespace {
-
-/// The libmvec name of the function `op` computes (its double-precision
-/// name: `pow`, `exp`, ...), or an empty string.
-StringRef libmName(Operation *op) {
-  return llvm::TypeSwitch<Operation *, StringRef>(op)
-      .Case([](math::PowFOp) { return "pow"; })
-      .Case([](math::Atan2Op) { return "atan2"; })
-      .Case([](math::ExpOp) { return "exp"; })
-      .Case([](math::Exp2Op) { return "exp2"; })
-      .Case([](math::LogOp) { return "log"; })
-      .Case([](math::Log2Op) { return "log2"; })
-      .Case([](math::Log10Op) { return "log10"; })
-      .Case([](math::SinOp) { return "sin"; })
-      .Case([](math::CosOp) { return "cos"; })
-      .Case([](math::TanOp) { return "tan"; })
-      .Case([](math::AsinOp) { return "asin"; })
-      .Case([](math::AcosOp) { return "acos"; })
-      .Case([](math::AtanOp) { return "atan"; })
-      .Case([](math::SinhOp) { return "sinh"; })
-      .Case([](math::CoshOp) { return "cosh"; })
-      .Case([](math::AsinhOp) { return "asinh"; })
-      .Case([](math::AcoshOp) { return "acosh"; })
-      .Case([](math::AtanhOp) { return "atanh"; })
-      .Case([](math::ErfOp) { return "erf"; })
-      .Case([](math::ErfcOp) { return "erfc"; })
-      .Case([](math::CbrtOp) { return "cbrt"; })
-      .Default([](Operation *) { return ""; });
-}
 
 /// Elements of `element` per register of `isa`, or 0 for an ISA or type
 /// libmvec has no functions for.
@@ -101,8 +72,11 @@ struct ScanCallVectorMathPass
       if (!type || type.getRank() != 1 || type.isScalable())
         return;
       int64_t lanes = registerLanes(isa, type.getElementType());
-      StringRef name = libmName(op);
-      if (lanes == 0 || name.empty() || type.getNumElements() % lanes != 0 ||
+      StringRef name = scan::mathLibraryName(op);
+      // Not log1p and expm1: scan-expand-log1p-expm1 computes them from
+      // libm's log and exp (see the pass description).
+      if (lanes == 0 || name.empty() || name == "log1p" || name == "expm1" ||
+          type.getNumElements() % lanes != 0 ||
           (!allowed.empty() && !allowed.contains(name)))
         return;
       ops.push_back({op, name});

@@ -12,13 +12,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Scan/LinalgWork.h"
+#include "Scan/MathLibrary.h"
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -86,12 +86,8 @@ constexpr int64_t kLibmPointCost = 16;
 int64_t pointCost(linalg::GenericOp op) {
   int64_t cost = 1;
   op.getBody()->walk([&](Operation *inner) {
-    if (isa<math::PowFOp, math::FPowIOp, math::ExpOp, math::Exp2Op,
-            math::ExpM1Op, math::LogOp, math::Log2Op, math::Log10Op,
-            math::Log1pOp, math::SinOp, math::CosOp, math::TanOp,
-            math::AsinOp, math::AcosOp, math::AtanOp, math::Atan2Op,
-            math::SinhOp, math::CoshOp, math::AsinhOp, math::AcoshOp,
-            math::AtanhOp, math::ErfOp, math::ErfcOp, math::CbrtOp>(inner))
+    // fpowi becomes a call too (llvm.powi: __powidf2, repeated squaring).
+    if (!scan::mathLibraryName(inner).empty() || isa<math::FPowIOp>(inner))
       cost += kLibmPointCost;
   });
   return cost;

@@ -55,7 +55,8 @@ func.func @exp_log_f32(%x: vector<24xf32>, %z: vector<8xf32>) -> (vector<24xf32>
 // -----
 
 // NEGATIVE: scalars, lengths that are not whole registers, other element
-// types, ops libmvec does not have, and tensors (not lowered yet) stay.
+// types, ops libmvec does not have, log1p (scan-expand-log1p-expm1 computes
+// it from libm's log), and tensors (not lowered yet) stay.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT:     call
 // CHECK:         math.exp %arg0 : f64
@@ -63,12 +64,14 @@ func.func @exp_log_f32(%x: vector<24xf32>, %z: vector<8xf32>) -> (vector<24xf32>
 // CHECK:         math.sin %arg2 : vector<8xf16>
 // CHECK:         math.sqrt %arg3 : vector<8xf64>
 // CHECK:         math.exp %arg4 : tensor<8xf64>
+// CHECK:         math.log1p %arg3 : vector<8xf64>
 func.func @left_alone(%a: f64, %b: vector<6xf64>, %c: vector<8xf16>, %d: vector<8xf64>, %e: tensor<8xf64>)
-    -> (f64, vector<6xf64>, vector<8xf16>, vector<8xf64>, tensor<8xf64>) {
+    -> (f64, vector<6xf64>, vector<8xf16>, vector<8xf64>, tensor<8xf64>, vector<8xf64>) {
   %0 = math.exp %a : f64
   %1 = math.log %b : vector<6xf64>
   %2 = math.sin %c : vector<8xf16>
   %3 = math.sqrt %d : vector<8xf64>
   %4 = math.exp %e : tensor<8xf64>
-  return %0, %1, %2, %3, %4 : f64, vector<6xf64>, vector<8xf16>, vector<8xf64>, tensor<8xf64>
+  %5 = math.log1p %d : vector<8xf64>
+  return %0, %1, %2, %3, %4, %5 : f64, vector<6xf64>, vector<8xf16>, vector<8xf64>, tensor<8xf64>, vector<8xf64>
 }
