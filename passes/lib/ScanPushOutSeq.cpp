@@ -85,6 +85,7 @@ unsigned forwardSequenceNitSots(ScanOp op, RewriterBase &rewriter) {
   unsigned replaced = 0;
   Location loc = op.getLoc();
   rewriter.setInsertionPointAfter(op);
+  Value zero, noSteps; // made for the first dynamic row size
   for (ScanArgs::NitSot &n : args.nitsots) {
     auto it = rowsOfTap.find(n.yield);
     if (n.keep || n.result.use_empty() || it == rowsOfTap.end())
@@ -106,10 +107,12 @@ unsigned forwardSequenceNitSots(ScanOp op, RewriterBase &rewriter) {
     for (int64_t d = 1; d < type.getRank(); ++d) {
       if (!type.isDynamicDim(d))
         continue;
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value none = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::eq, args.nSteps, zero);
-      sizes[d] = arith::SelectOp::create(rewriter, loc, none, zero,
+      if (!noSteps) {
+        zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+        noSteps = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, args.nSteps, zero);
+      }
+      sizes[d] = arith::SelectOp::create(rewriter, loc, noSteps, zero,
                                          getValueOrCreateConstantIndexOp(
                                              rewriter, loc, sizes[d]))
                      .getResult();
