@@ -128,10 +128,18 @@ bool sameChunk(func::FuncOp a, func::FuncOp b) {
              &a.getBody(), &b.getBody(), OperationEquivalence::IgnoreLocations);
 }
 
+/// Gives `chunk` the LLVM attribute kHotChunkAttr (the JIT's quick tier
+/// optimizes it).
+void markHot(func::FuncOp chunk) {
+  Builder b(chunk.getContext());
+  chunk->setAttr("passthrough",
+                 b.getArrayAttr({b.getStringAttr(scan::kHotChunkAttr)}));
+}
+
 /// Outlines `op` into `@__mlir_scan_chunk<index>` (or into an equal chunk
 /// of `done`) and replaces it by a call of `@__mlir_scan_run_chunks<index>`
-/// over all iterations of `dim`.
-void outline(linalg::GenericOp op, unsigned dim, unsigned index,
+/// over all iterations of `dim`; the chunk function is marked hot if `hot`.
+void outline(linalg::GenericOp op, unsigned dim, unsigned index, bool hot,
              SymbolTable &symbols, SmallVectorImpl<Outlined> &done) {
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
@@ -181,7 +189,11 @@ void outline(linalg::GenericOp op, unsigned dim, unsigned index,
   if (same != done.end()) {
     symbols.erase(chunk);
     stub = same->stub;
+    if (hot)
+      markHot(same->chunk);
   } else {
+    if (hot)
+      markHot(chunk);
     SmallVector<Type> stubInputs{indexType, indexType, indexType};
     for (Value arg : args)
       stubInputs.push_back(arg.getType());
@@ -231,7 +243,10 @@ struct ScanParallelizeLinalgPass
       // Numbered after what the module has (a module lowered twice).
       while (symbols.lookup((kChunkFuncPrefix + std::to_string(index)).str()))
         ++index;
-      outline(op, dim, index++, symbols, done);
+      std::optional<int64_t> points = staticWork(op);
+      bool hot = hotWork > 0 && points &&
+                 *points >= llvm::divideCeil(hotWork, pointCost(op));
+      outline(op, dim, index++, hot, symbols, done);
       ++numSplit;
     }
   }

@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scan/Passes.h"
 #include "Scan/RuntimeChecks.h"
 
 #include "mlir-c/IR.h"
@@ -113,6 +114,15 @@ constexpr auto kFirstCallGrace = std::chrono::milliseconds(20);
 /// 1.55 at H = 1024, where it outlasts the compile. A shorter bound, 25 ms,
 /// lost the first and did not win the second back.)
 constexpr int64_t kDeferDivisor = 2;
+/// When the quick tier has hot functions (splitHot), its first call runs at
+/// nearly the optimized code's speed, and the optimized compile would only
+/// take a core from it: the compile then waits until that call returns, for
+/// at most this multiple of its expected time. (The hand-written W5 at
+/// H = 1024, f64: first calls of 0.10-0.16 s with the bound above, 0.07-0.11 s
+/// with this one, six processes each, interleaved.) The bound keeps a call
+/// that is long for other reasons from holding the optimized code back
+/// without end.
+constexpr int64_t kHotDeferFactor = 4;
 
 /// The process's one slot for compiling an optimized tier: optimized tiers
 /// compile one at a time, in parts on every core (the header).
@@ -312,49 +322,38 @@ size_t compileCost(const Function &f) {
   return cost;
 }
 
-/// Assigns the defined functions of `module` to at most `parts` parts of
-/// about equal cost. An internal function used by one function only goes
-/// with it (LLVM inlines it there), the packed wrapper with what it wraps.
-/// Functions used from another part get external (hidden) linkage.
-std::vector<SmallPtrSet<const Function *, 16>> partition(Module &module,
-                                                          unsigned parts) {
-  EquivalenceClasses<const Function *> together;
+/// The defined functions of `module`, and which go together in one part: an
+/// internal function used by one function only goes with it (LLVM inlines
+/// it there), the packed wrapper with what it wraps.
+struct Clusters {
   SmallVector<const Function *> defined;
-  for (Function &f : module) {
-    if (f.isDeclaration())
-      continue;
-    defined.push_back(&f);
-    together.insert(&f);
-  }
-  for (const Function *f : defined)
-    if (const Function *caller = onlyCaller(*f))
-      together.unionSets(f, caller);
-  // Clusters, costliest first, each to the part of the lowest cost so far.
-  DenseMap<const Function *, size_t> clusterSize;
-  for (const Function *f : defined)
-    clusterSize[together.getLeaderValue(f)] += compileCost(*f);
-  SmallVector<std::pair<size_t, const Function *>> clusters;
-  for (auto [leader, size] : clusterSize)
-    clusters.push_back({size, leader});
-  llvm::sort(clusters, [](auto a, auto b) {
-    return a.first != b.first ? a.first > b.first
-                              : a.second->getName() < b.second->getName();
-  });
-  std::vector<SmallPtrSet<const Function *, 16>> result(parts);
-  std::vector<size_t> load(parts, 0);
-  for (auto [size, leader] : clusters) {
-    size_t p = std::min_element(load.begin(), load.end()) - load.begin();
-    load[p] += size;
+  EquivalenceClasses<const Function *> together;
+
+  explicit Clusters(const Module &module) {
+    for (const Function &f : module) {
+      if (f.isDeclaration())
+        continue;
+      defined.push_back(&f);
+      together.insert(&f);
+    }
     for (const Function *f : defined)
-      if (together.getLeaderValue(f) == leader)
-        result[p].insert(f);
+      if (const Function *caller = onlyCaller(*f))
+        together.unionSets(f, caller);
   }
-  llvm::erase_if(result, [](const auto &part) { return part.empty(); });
-  if (result.size() < 2)
-    return result;
-  // What another part uses must be linkable from there.
+
+  const Function *leader(const Function *f) const {
+    return together.getLeaderValue(f);
+  }
+};
+
+using Part = SmallPtrSet<const Function *, 16>;
+
+/// Gives what one part of `parts` uses from another external (hidden)
+/// linkage, so that the parts link. Mutable globals have one definition (in
+/// part 0); constants are copied (extractPart).
+void exposeAcrossParts(Module &module, ArrayRef<Part> parts) {
   DenseMap<const Function *, unsigned> partOf;
-  for (auto [i, part] : llvm::enumerate(result))
+  for (auto [i, part] : llvm::enumerate(parts))
     for (const Function *f : part)
       partOf[f] = i;
   for (Function &f : module) {
@@ -369,12 +368,58 @@ std::vector<SmallPtrSet<const Function *, 16>> partition(Module &module,
       f.setVisibility(GlobalValue::HiddenVisibility);
     }
   }
-  // Mutable globals have one definition (in part 0); constants are copied.
   for (GlobalVariable &g : module.globals())
     if (!g.isDeclaration() && !g.isConstant() && g.hasLocalLinkage()) {
       g.setLinkage(GlobalValue::ExternalLinkage);
       g.setVisibility(GlobalValue::HiddenVisibility);
     }
+}
+
+/// Assigns the defined functions of `module` to at most `parts` parts of
+/// about equal cost, whole clusters at a time.
+std::vector<Part> partition(Module &module, unsigned parts) {
+  Clusters clusters(module);
+  // Clusters, costliest first, each to the part of the lowest cost so far.
+  DenseMap<const Function *, size_t> clusterSize;
+  for (const Function *f : clusters.defined)
+    clusterSize[clusters.leader(f)] += compileCost(*f);
+  SmallVector<std::pair<size_t, const Function *>> bySize;
+  for (auto [leader, size] : clusterSize)
+    bySize.push_back({size, leader});
+  llvm::sort(bySize, [](auto a, auto b) {
+    return a.first != b.first ? a.first > b.first
+                              : a.second->getName() < b.second->getName();
+  });
+  std::vector<Part> result(parts);
+  std::vector<size_t> load(parts, 0);
+  for (auto [size, leader] : bySize) {
+    size_t p = std::min_element(load.begin(), load.end()) - load.begin();
+    load[p] += size;
+    for (const Function *f : clusters.defined)
+      if (clusters.leader(f) == leader)
+        result[p].insert(f);
+  }
+  llvm::erase_if(result, [](const auto &part) { return part.empty(); });
+  if (result.size() >= 2)
+    exposeAcrossParts(module, result);
+  return result;
+}
+
+/// The quick tier's parts: the rest, then the hot chunk functions
+/// (scan-parallelize-linalg's kHotChunkAttr) with their clusters (the entry
+/// the thread pool calls them through); one part if there are none.
+std::vector<Part> splitHot(Module &module) {
+  Clusters clusters(module);
+  SmallPtrSet<const Function *, 4> hotLeaders;
+  for (const Function *f : clusters.defined)
+    if (f->hasFnAttribute(mlir::scan::kHotChunkAttr))
+      hotLeaders.insert(clusters.leader(f));
+  std::vector<Part> result(2);
+  for (const Function *f : clusters.defined)
+    result[hotLeaders.contains(clusters.leader(f))].insert(f);
+  llvm::erase_if(result, [](const auto &part) { return part.empty(); });
+  if (result.size() >= 2)
+    exposeAcrossParts(module, result);
   return result;
 }
 
@@ -522,22 +567,25 @@ Expected<orc::JITTargetMachineBuilder> hostMachine(int optLevel) {
   return builder;
 }
 
-/// The objects of `module` at `optLevel`: one part on the calling thread for
-/// a small module, else parts of about equal cost, each on a thread of its
-/// own (at most `threads`).
+/// How one part is compiled: the target machine (its code generation level)
+/// and the level of LLVM's IR pipeline.
+struct Level {
+  const orc::JITTargetMachineBuilder &builder;
+  int optLevel;
+};
+
+/// The objects of `parts` of `module` (the whole module if there are fewer
+/// than two), part i at `levels[i]` (or `levels[0]`), part 0 on the calling
+/// thread and each other on a thread of its own if `parallel`.
 Expected<std::vector<std::unique_ptr<MemoryBuffer>>>
-compileObjects(std::unique_ptr<Module> module,
-               const orc::JITTargetMachineBuilder &builder, int optLevel,
-               int threads) {
-  size_t size = module->getInstructionCount();
-  unsigned parts = std::max<size_t>(1, std::min<size_t>(threads, size / kMinPartSize));
+compileParts(std::unique_ptr<Module> module, ArrayRef<Part> parts,
+             ArrayRef<Level> levels, bool parallel) {
   std::vector<std::unique_ptr<LLVMContext>> contexts;
   std::vector<std::unique_ptr<Module>> modules;
-  if (parts == 1) {
+  if (parts.size() < 2) {
     modules.push_back(std::move(module));
   } else {
-    auto assignment = partition(*module, parts);
-    for (auto [i, part] : llvm::enumerate(assignment)) {
+    for (auto [i, part] : llvm::enumerate(parts)) {
       contexts.push_back(std::make_unique<LLVMContext>());
       auto copy = extractPart(*module, part, i == 0, *contexts.back());
       if (!copy)
@@ -551,15 +599,20 @@ compileObjects(std::unique_ptr<Module> module,
   std::vector<std::unique_ptr<MemoryBuffer>> objects(modules.size());
   std::vector<std::string> failures(modules.size());
   auto work = [&](size_t i) {
-    auto object = compilePart(*modules[i], builder, optLevel);
+    const Level &level = levels[i < levels.size() ? i : 0];
+    auto object = compilePart(*modules[i], level.builder, level.optLevel);
     if (object)
       objects[i] = std::move(*object);
     else
       failures[i] = toString(object.takeError());
   };
   std::vector<std::thread> workers;
-  for (size_t i = 1; i < modules.size(); ++i)
-    workers.emplace_back(work, i);
+  for (size_t i = 1; i < modules.size(); ++i) {
+    if (parallel)
+      workers.emplace_back(work, i);
+    else
+      work(i);
+  }
   work(0);
   for (std::thread &worker : workers)
     worker.join();
@@ -568,6 +621,22 @@ compileObjects(std::unique_ptr<Module> module,
       return createStringError(failure);
 
   return std::move(objects);
+}
+
+/// The objects of `module` at `optLevel`: one part on the calling thread for
+/// a small module, else parts of about equal cost, each on a thread of its
+/// own (at most `threads`).
+Expected<std::vector<std::unique_ptr<MemoryBuffer>>>
+compileObjects(std::unique_ptr<Module> module,
+               const orc::JITTargetMachineBuilder &builder, int optLevel,
+               int threads) {
+  size_t size = module->getInstructionCount();
+  unsigned parts = std::max<size_t>(1, std::min<size_t>(threads, size / kMinPartSize));
+  std::vector<Part> assignment;
+  if (parts > 1)
+    assignment = partition(*module, parts);
+  return compileParts(std::move(module), assignment, {Level{builder, optLevel}},
+                      /*parallel=*/true);
 }
 
 /// How far `loop` is, at the top of its header: (iv - lb, ub - lb) when the
@@ -662,15 +731,14 @@ void addUpgradePolls(Module &module) {
   }
 }
 
-/// A JIT of `module` compiled at `optLevel` (compileObjects), its objects
-/// saved under `savePrefix` if not empty, and how many parts it took.
+/// A JIT of the compiled `objects` (compileObjects, compileParts), the
+/// objects saved under `savePrefix` if not empty, and how many parts there
+/// are.
 Expected<std::pair<std::unique_ptr<orc::LLJIT>, int>>
-compileAndLink(std::unique_ptr<Module> module,
-               const orc::JITTargetMachineBuilder &builder, int optLevel,
-               int threads, StringRef savePrefix, int numSymbols,
-               const MlirStringRef *symbolNames,
-               const uint64_t *symbolAddresses) {
-  auto objects = compileObjects(std::move(module), builder, optLevel, threads);
+link(Expected<std::vector<std::unique_ptr<MemoryBuffer>>> objects,
+     const orc::JITTargetMachineBuilder &builder, StringRef savePrefix,
+     int numSymbols, const MlirStringRef *symbolNames,
+     const uint64_t *symbolAddresses) {
   if (!objects)
     return objects.takeError();
   int parts = objects->size();
@@ -872,9 +940,10 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   size_t instructions = (*module)->getInstructionCount();
   tiered = tiered && optLevel > 0 && instructions >= kMinTieredSize;
   if (!tiered) {
-    auto compiled = compileAndLink(std::move(*module), *builder, optLevel,
-                                   threads, savePrefix ? savePrefix : "",
-                                   numSymbols, symbolNames, symbolAddresses);
+    auto compiled =
+        link(compileObjects(std::move(*module), *builder, optLevel, threads),
+             *builder, savePrefix ? savePrefix : "", numSymbols, symbolNames,
+             symbolAddresses);
     if (!compiled)
       return compiled.takeError();
     std::tie(program.jit, program.numParts) = std::move(*compiled);
@@ -892,8 +961,19 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   if (!quickBuilder)
     return quickBuilder.takeError();
   addUpgradePolls(**module);
-  auto quick = compileAndLink(std::move(*module), *quickBuilder, 0, 1, "",
-                              numSymbols, symbolNames, symbolAddresses);
+  // The quick tier: the module at -O0 on the calling thread, but for its hot
+  // chunk functions (splitHot), at `optLevel` on a thread of their own. At
+  // -O0 the loops of a large static product were most of a first call
+  // (W5's `h W` at 1024 x 1024 ran 4x slower than at -O3), and one chunk
+  // function costs LLVM a few milliseconds at -O3. Every level computes the
+  // same bits (makeContractionExplicit): the quick tier's results stay the
+  // optimized tier's.
+  std::vector<Part> quickParts = splitHot(**module);
+  bool hot = quickParts.size() > 1;
+  auto quick = link(compileParts(std::move(*module), quickParts,
+                                 {Level{*quickBuilder, 0}, Level{*builder, optLevel}},
+                                 /*parallel=*/threads > 1),
+                    *quickBuilder, "", numSymbols, symbolNames, symbolAddresses);
   if (!quick)
     return quick.takeError();
   std::tie(program.jit, program.numParts) = std::move(*quick);
@@ -907,10 +987,11 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   // calls that outlast the expected compile wait for it: ScanRuntime.cpp).
   UpgradeNotices notices(names, addresses);
   int64_t expectedNs = expectedOptimizeNs(instructions, threads);
+  int64_t deferNs = hot ? expectedNs * kHotDeferFactor : expectedNs / kDeferDivisor;
   program.optimizing = true;
   program.quickCode = true;
   program.optimizer = std::thread([&program, bitcode = std::move(bitcode),
-                                   notices, expectedNs,
+                                   notices, expectedNs, deferNs,
                                    builder = *builder, optLevel, threads,
                                    names = std::move(names),
                                    addresses = std::move(addresses),
@@ -921,7 +1002,7 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
         return Error::success();
       auto release = llvm::make_scope_exit([&] { slot.release(); });
       notices.deferToForeground(
-          std::chrono::nanoseconds(expectedNs / kDeferDivisor),
+          std::chrono::nanoseconds(deferNs),
           program.cancelled);
       if (program.cancelled)
         return Error::success();
@@ -937,9 +1018,9 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
       std::vector<MlirStringRef> refs;
       for (const std::string &name : names)
         refs.push_back(MlirStringRef{name.data(), name.size()});
-      auto compiled = compileAndLink(std::move(*module), builder, optLevel,
-                                     threads, prefix, names.size(),
-                                     refs.data(), addresses.data());
+      auto compiled =
+          link(compileObjects(std::move(*module), builder, optLevel, threads),
+               builder, prefix, names.size(), refs.data(), addresses.data());
       if (!compiled)
         return compiled.takeError();
       program.install(std::move(compiled->first), compiled->second);

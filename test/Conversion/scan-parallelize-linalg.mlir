@@ -1,11 +1,17 @@
 // RUN: scan-opt %s --split-input-file --scan-parallelize-linalg | FileCheck %s
 // RUN: scan-opt %s --split-input-file --scan-parallelize-linalg="min-work=1000000000" | FileCheck %s --check-prefix=HIGH
+// RUN: scan-opt %s --split-input-file --scan-parallelize-linalg="hot-work=0" | FileCheck %s --check-prefix=NOHOT
+
+// NOHOT-NOT: mlir-scan-hot
 
 // h^T W of a 512-wide state: 262,144 points, split along j (the parallel
 // dimension, which indexes the output), into a chunk function on subviews.
+// Its static work reaches hot-work (2**18): the chunk function is marked hot
+// (the JIT's quick tier compiles it optimized).
 
 // CHECK-LABEL: func.func private @__mlir_scan_chunk0(
 // CHECK-SAME:    %[[LO:.*]]: index, %[[HI:.*]]: index, %[[H:.*]]: memref<512xf64>, %[[W:.*]]: memref<512x512xf64>, %[[OUT:.*]]: memref<512xf64>)
+// CHECK-SAME:    attributes {passthrough = ["mlir-scan-hot"]}
 // CHECK:         %[[N:.*]] = arith.subi %[[HI]], %[[LO]]
 // CHECK:         %[[WS:.*]] = memref.subview %[[W]][0, %[[LO]]] [512, %[[N]]] [1, 1]
 // CHECK:         %[[OS:.*]] = memref.subview %[[OUT]][%[[LO]]] [%[[N]]] [1]
@@ -36,9 +42,11 @@ func.func @vecmat(%h: memref<512xf64>, %w: memref<512x512xf64>, %out: memref<512
 // Dynamic sizes: split, with the work computed at run time (the run-time
 // library decides whether it pays); the outermost parallel dimension is
 // the one split, and a value the body uses from above is passed along.
+// Not marked hot: its work is not known statically.
 
 // CHECK-LABEL: func.func private @__mlir_scan_chunk0(
 // CHECK-SAME:    %{{.*}}: index, %{{.*}}: index, %[[A:.*]]: memref<?x?xf32>, %[[B:.*]]: memref<?x?xf32>, %[[S:.*]]: f32)
+// CHECK-NOT:     mlir-scan-hot
 // CHECK:         memref.subview %[[A]][%{{.*}}, 0]
 // CHECK:         memref.subview %[[B]][%{{.*}}, 0]
 // CHECK:         arith.mulf %{{.*}}, %[[S]]
@@ -142,7 +150,9 @@ func.func @same_twice(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf
 // A point that calls the C math library (pow) costs 17 points of simple
 // arithmetic: 10,000 pows (170,000 weighted points) are split, and the run-time
 // library is told their weighted work; 10,000 multiplies (below min-work) are
-// not.
+// not. 170,000 weighted points are not hot; 20,000 pows (340,000) are.
+// CHECK-LABEL: func.func private @__mlir_scan_chunk{{[0-9]+}}(
+// CHECK-SAME:    memref<10000xf64>) {
 // CHECK-LABEL: func.func @libm_body(
 // CHECK:         %[[C17:.*]] = arith.constant 17 : index
 // CHECK:         %[[WORK:.*]] = arith.muli %{{.*}}, %[[C17]] : index
@@ -150,6 +160,9 @@ func.func @same_twice(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf
 // CHECK-NEXT:    linalg.generic
 // CHECK:           arith.mulf
 // CHECK:         return
+// CHECK-LABEL: func.func private @__mlir_scan_chunk{{[0-9]+}}(
+// CHECK-SAME:    memref<20000xf64>) attributes {passthrough = ["mlir-scan-hot"]}
+// CHECK-LABEL: func.func @libm_hot(
 func.func @libm_body(%x: f64, %p: memref<10000xf64>, %out: memref<10000xf64>, %out2: memref<10000xf64>) {
   linalg.generic {indexing_maps = [affine_map<(i) -> ()>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
                   iterator_types = ["parallel"]}
@@ -163,6 +176,17 @@ func.func @libm_body(%x: f64, %p: memref<10000xf64>, %out: memref<10000xf64>, %o
       ins(%p : memref<10000xf64>) outs(%out2 : memref<10000xf64>) {
   ^bb0(%b: f64, %c: f64):
     %y = arith.mulf %b, %b : f64
+    linalg.yield %y : f64
+  }
+  return
+}
+
+func.func @libm_hot(%x: f64, %p: memref<20000xf64>, %out: memref<20000xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> ()>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x, %p : f64, memref<20000xf64>) outs(%out : memref<20000xf64>) {
+  ^bb0(%a: f64, %b: f64, %c: f64):
+    %y = math.powf %a, %b : f64
     linalg.yield %y : f64
   }
   return

@@ -307,6 +307,56 @@ def test_a_call_with_less_left_than_it_has_run_finishes_in_the_quick_code():
     assert not finishes(100 * ms, 100 * ms, 0, 0)        # progress unknown
 
 
+def _static_rnn_text(hidden: int) -> str:
+    """The RNN's states, hand-written with a static `hidden` (W5 of
+    bench/workloads.py): its `h W` is a product of static size."""
+    h, i = hidden, 8
+    return textwrap.dedent(f"""
+        func.func @rnn(%xs: tensor<?x{i}xf64>, %h0: tensor<{h}xf64>, %W: tensor<{h}x{h}xf64>,
+                       %U: tensor<{i}x{h}xf64>) -> tensor<?x{h}xf64> {{
+          %c0 = arith.constant 0 : index
+          %n = tensor.dim %xs, %c0 : tensor<?x{i}xf64>
+          %r = scan.scan steps(%n) sequences(%xs : tensor<?x{i}xf64>) sitsot(%h0 : tensor<{h}xf64>)
+              nonsequences(%W, %U : tensor<{h}x{h}xf64>, tensor<{i}x{h}xf64>) {{
+          ^bb0(%x: tensor<{i}xf64>, %s: tensor<{h}xf64>, %w: tensor<{h}x{h}xf64>, %u: tensor<{i}x{h}xf64>):
+            %e = tensor.empty() : tensor<{h}xf64>
+            %z = arith.constant 0.0 : f64
+            %f = linalg.fill ins(%z : f64) outs(%e : tensor<{h}xf64>) -> tensor<{h}xf64>
+            %sw = linalg.vecmat ins(%s, %w : tensor<{h}xf64>, tensor<{h}x{h}xf64>)
+                outs(%f : tensor<{h}xf64>) -> tensor<{h}xf64>
+            %xu = linalg.vecmat ins(%x, %u : tensor<{i}xf64>, tensor<{i}x{h}xf64>)
+                outs(%f : tensor<{h}xf64>) -> tensor<{h}xf64>
+            %a = arith.addf %sw, %xu : tensor<{h}xf64>
+            %next = math.tanh %a : tensor<{h}xf64>
+            scan.yield %next : tensor<{h}xf64>
+          }} -> (tensor<?x{h}xf64>)
+          return %r : tensor<?x{h}xf64>
+        }}""")
+
+
+def test_a_large_static_product_is_optimized_in_the_quick_tier(no_compile_cache):
+    """scan-parallelize-linalg marks the chunk function of `h W` at 512 x 512
+    hot: the quick tier compiles it at -O3 in a part of its own, the rest at
+    -O0 (ScanJIT.cpp). Every part computes the bits of the optimized tier."""
+    text = _static_rnn_text(512)
+    rng = np.random.default_rng(11)
+    args = (rng.standard_normal((40, 8)), rng.standard_normal(512),
+            rng.standard_normal((512, 512)) / 24, rng.standard_normal((8, 512)) / 4)
+    expected = mlir_scan.compile(text, tiered=False).rnn(*args)
+    program = mlir_scan.compile(text)
+    assert program.tier == "quick" and program._engine.parts == 2
+    quick = program.rnn(*args)
+    assert program.wait().tier == "optimized"
+    np.testing.assert_array_equal(quick, expected)
+    np.testing.assert_array_equal(program.rnn(*args), expected)
+    h, W, U = args[1], args[2], args[3]
+    for t, x in enumerate(args[0]):
+        h = np.tanh(h @ W + x @ U)
+        np.testing.assert_allclose(expected[t], h, rtol=1e-9, atol=1e-12)
+    # A static product below hot-work (2**18 points) stays at -O0.
+    assert mlir_scan.compile(_static_rnn_text(256))._engine.parts == 1
+
+
 @pytest.mark.parametrize("hidden, steps", [(32, 300_000), (512, 3_000)])
 def test_a_call_running_in_the_quick_code_restarts_in_the_optimized_code(no_compile_cache, hidden, steps):
     """A call that runs at -O0 for well over the time LLVM takes at -O3 (at

@@ -57,6 +57,13 @@ inline constexpr llvm::StringLiteral kParallelStubPrefix =
 inline constexpr llvm::StringLiteral kParallelForFunc =
     "__mlir_scan_parallel_for";
 
+/// The LLVM function attribute (a `passthrough` string) that
+/// scan-parallelize-linalg gives a chunk function whose static work reaches
+/// its `hot-work`: the JIT's quick tier compiles such a function at the
+/// optimized level rather than at -O0 (python/capi/ScanJIT.cpp), since at
+/// -O0 its loops would be most of a first call.
+inline constexpr llvm::StringLiteral kHotChunkAttr = "mlir-scan-hot";
+
 #define GEN_PASS_REGISTRATION
 #include "Scan/Passes.h.inc"
 

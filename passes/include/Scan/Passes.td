@@ -1080,6 +1080,14 @@ def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> 
     call, here and in the work passed to the run-time library: 100,000
     `pow` calls take a millisecond, 100,000 adds do not.
 
+    A chunk function whose op's static work reaches `hot-work` gets the LLVM
+    function attribute `"mlir-scan-hot"` (`passthrough`): the JIT's quick
+    tier, which compiles the program at -O0 while the optimized code is
+    compiled in the background, compiles such functions at the optimized
+    level (python/capi/ScanJIT.cpp). An op of that size with static sizes is
+    the bulk of every step (W5's `h W` at 1024 x 1024 ran 4x slower at -O0),
+    and one function costs LLVM little.
+
     Example (`h^T W`, `W` of 512 x 512):
 
     ```mlir
@@ -1097,7 +1105,10 @@ def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> 
     Option<"minWork", "min-work", "int64_t", /*default=*/"1 << 17",
            "Ops whose static work is below this many iteration points are "
            "not split (the run-time library applies the same threshold to "
-           "dynamic sizes)">
+           "dynamic sizes)">,
+    Option<"hotWork", "hot-work", "int64_t", /*default=*/"1 << 18",
+           "Chunk functions of ops whose static work reaches this many "
+           "points are marked \"mlir-scan-hot\" (0: none are)">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"];
