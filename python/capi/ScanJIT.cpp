@@ -15,7 +15,10 @@
 // 0.5 s; the LSTM tutorial's step, 2.3 s), and LLVM at -O0 takes a sixth of
 // that for code that runs about 3x slower. A large module is therefore first
 // compiled at -O0 on the calling thread, so that calls can start at once,
-// and again at the requested level on a background thread; calls go through
+// and again at the requested level on a background thread (the quick tier
+// compiles the chunk functions that scan-parallelize-linalg marks hot, those
+// of large static products, at the requested level too, on a second
+// thread: at -O0 they were most of a first call); calls go through
 // entry slots (mlirScanJitEntry) that the background thread points at the
 // optimized code when it is linked. A call running in the quick code when the
 // optimized code arrives is restarted in it (ScanRuntime.h: the upgrade
@@ -123,6 +126,14 @@ constexpr int64_t kDeferDivisor = 2;
 /// that is long for other reasons from holding the optimized code back
 /// without end.
 constexpr int64_t kHotDeferFactor = 4;
+/// How often a held-back optimized compile looks at what the process is
+/// doing. Every 100 us, its wake-ups took a core from the first call's
+/// parallel loops often enough for the thread pool to fall back to one
+/// thread (ScanParallel.cpp's lateness test): the hand-written W5's first
+/// call at H = 1024 took 0.138 s against 0.083 s with 2 ms (medians of six
+/// processes, interleaved). Starting the compile 2 ms late costs little
+/// against the compile itself.
+constexpr auto kForegroundPoll = std::chrono::milliseconds(2);
 
 /// The process's one slot for compiling an optimized tier: optimized tiers
 /// compile one at a time, in parts on every core (the header).
@@ -908,7 +919,7 @@ struct UpgradeNotices {
         lastBusy = now;
       else if (now - lastBusy >= kFirstCallGrace)
         return;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      std::this_thread::sleep_for(kForegroundPoll);
     }
   }
 
