@@ -101,8 +101,8 @@ constexpr llvm::StringLiteral kToLLVM =
     // tier's -O0 code and LLVM's time). Not the CFG: LLVM simplifies it, and
     // block merging was half of this pass's time, for the same output on
     // the benchmark programs compared (W1, W5, W6, W8, W9). Bottom-up: the
-    // same output on those programs, in two thirds of the time (the LSTM
-    // step: 106 -> 68 ms).
+    // same output on those programs, in about three quarters of the time
+    // (the LSTM step's gradient: 82-92 -> 68-82 ms).
     "canonicalize{region-simplify=disabled top-down=false}";
 
 void buildPipeline(OpPassManager &pm, llvm::ArrayRef<llvm::StringRef> parts) {

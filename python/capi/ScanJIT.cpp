@@ -975,10 +975,11 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   // The quick tier: the module at -O0 on the calling thread, but for its hot
   // chunk functions (splitHot), at `optLevel` on a thread of their own. At
   // -O0 the loops of a large static product were most of a first call
-  // (W5's `h W` at 1024 x 1024 ran 4x slower than at -O3), and one chunk
-  // function costs LLVM a few milliseconds at -O3. Every level computes the
-  // same bits (makeContractionExplicit): the quick tier's results stay the
-  // optimized tier's.
+  // (W5's `h W` at 1024 x 1024 ran 4x slower than at -O3), and its chunk
+  // function costs LLVM some 40 ms at -O3, beside the -O0 compile of the
+  // rest (15 ms for W5). Every level computes the same bits
+  // (makeContractionExplicit): the quick tier's results stay the optimized
+  // tier's.
   std::vector<Part> quickParts = splitHot(**module);
   bool hot = quickParts.size() > 1;
   auto quick = link(compileParts(std::move(*module), quickParts,
