@@ -113,6 +113,9 @@ def _rnn_program_text() -> str:
     hs, _ = mlir_scan.scan(lambda x, h, W, U, b: T.tanh(T.dot(h, W) + T.dot(x, U) + b),
                            sequences=xs, outputs_info=h0, non_sequences=[W, U, b])
     fn = mlir_scan.function([xs, h0, W, U, b], [hs[-1], T.grad(hs.sum(), W)])
+    # Its optimized compile, once held back, would run during the caller's
+    # checks of the run-time library's account of compiles.
+    fn.program.wait()
     return fn.program._source
 
 
@@ -283,6 +286,38 @@ def test_the_optimized_compile_waits_for_the_first_call(no_compile_cache):
     assert program.wait().tier == "optimized"
     for r, e in zip(result, mlir_scan.compile(text, tiered=False).f(*args)):
         np.testing.assert_array_equal(r, e)
+
+
+def test_calls_made_back_to_back_hold_the_optimized_compile_back(no_compile_cache):
+    """The LSTM tutorial's training step calls two functions back to back:
+    the optimized compile, held back for the first call after the compiles
+    (ScanJIT.cpp, deferToForeground), waits until the calls that follow it
+    without a pause have returned too, so as not to take the cores from them.
+    Here one program is called twice in a row: a call of some milliseconds
+    (long enough for the held-back compile to see it run), then a long one."""
+    library = _registration.runtime_library()
+    text = _rnn_program_text()
+    first, then = _rnn_args(3_000), _rnn_args(300_000)
+    program = mlir_scan.compile(text)
+    assert program.tier == "quick"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        ended = _foreground()[2]
+        step = pool.submit(lambda: (program.f(*first), program.f(*then)))
+        while not step.done() and not (_foreground()[2] > ended and _foreground()[0] == 1):
+            time.sleep(0.0005)  # until the first call has returned and the second runs
+        try:
+            time.sleep(0.01)  # several of the held-back compile's polls
+            pending = library.mlirScanUpgradesPending()
+            running = not step.done()
+        finally:
+            results = step.result()
+    assert running, "the second call ended before the check"
+    assert pending == 0
+    assert program.wait().tier == "optimized"
+    one_tier = mlir_scan.compile(text, tiered=False)
+    for result, args in zip(results, (first, then)):
+        for r, e in zip(result, one_tier.f(*args)):
+            np.testing.assert_array_equal(r, e)
 
 
 def test_a_call_with_less_left_than_it_has_run_finishes_in_the_quick_code():
