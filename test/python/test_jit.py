@@ -369,26 +369,32 @@ def _static_rnn_text(hidden: int) -> str:
         }}""")
 
 
-def test_a_large_static_product_is_optimized_in_the_quick_tier(no_compile_cache):
+@pytest.mark.parametrize("steps", [40, 0, 1, 65])
+def test_a_large_static_product_is_optimized_in_the_quick_tier(no_compile_cache, steps):
     """scan-parallelize-linalg marks the chunk function of `h W` at 512 x 512
     hot: the quick tier compiles it at -O3 in a part of its own, the rest at
-    -O0 (ScanJIT.cpp). Every part computes the bits of the optimized tier."""
-    text = _static_rnn_text(512)
+    -O0 (ScanJIT.cpp). Every part computes the bits of the optimized tier,
+    for any number of steps (the steps run in blocks of 64)."""
+    text = _static_rnn_text(512) + f"// {steps} steps"  # a compile of its own
     rng = np.random.default_rng(11)
-    args = (rng.standard_normal((40, 8)), rng.standard_normal(512),
+    args = (rng.standard_normal((steps, 8)), rng.standard_normal(512),
             rng.standard_normal((512, 512)) / 24, rng.standard_normal((8, 512)) / 4)
     expected = mlir_scan.compile(text, tiered=False).rnn(*args)
     program = mlir_scan.compile(text)
     assert program.tier == "quick" and program._engine.parts == 2
     quick = program.rnn(*args)
     assert program.wait().tier == "optimized"
+    assert quick.shape == expected.shape == (steps, 512)
     np.testing.assert_array_equal(quick, expected)
     np.testing.assert_array_equal(program.rnn(*args), expected)
     h, W, U = args[1], args[2], args[3]
     for t, x in enumerate(args[0]):
         h = np.tanh(h @ W + x @ U)
         np.testing.assert_allclose(expected[t], h, rtol=1e-9, atol=1e-12)
-    # A static product below hot-work (2**18 points) stays at -O0.
+
+
+def test_a_static_product_below_hot_work_stays_at_O0(no_compile_cache):
+    """256 x 256 is below hot-work (2**18 points): the quick tier is one part."""
     assert mlir_scan.compile(_static_rnn_text(256))._engine.parts == 1
 
 
