@@ -226,26 +226,27 @@ struct ScanParallelizeLinalgPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<linalg::GenericOp, unsigned>> candidates;
+    // Each op to split, the dimension split and whether it is hot.
+    SmallVector<std::tuple<linalg::GenericOp, unsigned, bool>> candidates;
     module.walk([&](linalg::GenericOp op) {
       if (!isSplittable(op))
         return;
       std::optional<int64_t> points = staticWork(op);
-      if (points && *points < llvm::divideCeil(minWork, pointCost(op)))
+      int64_t cost = pointCost(op);
+      if (points && *points < llvm::divideCeil(minWork, cost))
         return;
+      bool hot = hotWork > 0 && points &&
+                 *points >= llvm::divideCeil(hotWork, cost);
       if (std::optional<unsigned> dim = splitDimension(op))
-        candidates.push_back({op, *dim});
+        candidates.push_back({op, *dim, hot});
     });
     SymbolTable symbols(module);
     SmallVector<Outlined> done;
     unsigned index = 0;
-    for (auto [op, dim] : candidates) {
+    for (auto [op, dim, hot] : candidates) {
       // Numbered after what the module has (a module lowered twice).
       while (symbols.lookup((kChunkFuncPrefix + std::to_string(index)).str()))
         ++index;
-      std::optional<int64_t> points = staticWork(op);
-      bool hot = hotWork > 0 && points &&
-                 *points >= llvm::divideCeil(hotWork, pointCost(op));
       outline(op, dim, index++, hot, symbols, done);
       ++numSplit;
     }

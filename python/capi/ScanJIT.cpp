@@ -359,10 +359,14 @@ struct Clusters {
 
 using Part = SmallPtrSet<const Function *, 16>;
 
-/// Gives what one part of `parts` uses from another external (hidden)
-/// linkage, so that the parts link. Mutable globals have one definition (in
-/// part 0); constants are copied (extractPart).
-void exposeAcrossParts(Module &module, ArrayRef<Part> parts) {
+/// The non-empty ones of `parts`. If there are several, what one uses from
+/// another gets external (hidden) linkage, so that they link: mutable
+/// globals have one definition (in part 0); constants are copied
+/// (extractPart).
+std::vector<Part> linkableParts(Module &module, std::vector<Part> parts) {
+  llvm::erase_if(parts, [](const Part &part) { return part.empty(); });
+  if (parts.size() < 2)
+    return parts;
   DenseMap<const Function *, unsigned> partOf;
   for (auto [i, part] : llvm::enumerate(parts))
     for (const Function *f : part)
@@ -384,6 +388,7 @@ void exposeAcrossParts(Module &module, ArrayRef<Part> parts) {
       g.setLinkage(GlobalValue::ExternalLinkage);
       g.setVisibility(GlobalValue::HiddenVisibility);
     }
+  return parts;
 }
 
 /// Assigns the defined functions of `module` to at most `parts` parts of
@@ -410,10 +415,7 @@ std::vector<Part> partition(Module &module, unsigned parts) {
       if (clusters.leader(f) == leader)
         result[p].insert(f);
   }
-  llvm::erase_if(result, [](const auto &part) { return part.empty(); });
-  if (result.size() >= 2)
-    exposeAcrossParts(module, result);
-  return result;
+  return linkableParts(module, std::move(result));
 }
 
 /// The quick tier's parts: the rest, then the hot chunk functions
@@ -428,10 +430,7 @@ std::vector<Part> splitHot(Module &module) {
   std::vector<Part> result(2);
   for (const Function *f : clusters.defined)
     result[hotLeaders.contains(clusters.leader(f))].insert(f);
-  llvm::erase_if(result, [](const auto &part) { return part.empty(); });
-  if (result.size() >= 2)
-    exposeAcrossParts(module, result);
-  return result;
+  return linkableParts(module, std::move(result));
 }
 
 /// A copy of `module` with the definitions of `part` (and of every constant
