@@ -108,6 +108,10 @@ def capi() -> ctypes.CDLL:
     lib.mlirScanJitEntry.restype = ctypes.c_void_p
     lib.mlirScanJitNumParts.argtypes = [ctypes.c_void_p]
     lib.mlirScanJitNumParts.restype = ctypes.c_int
+    lib.mlirScanJitQuickError.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.mlirScanJitQuickError.restype = None
+    lib.mlirScanJitTestQuickCompiles.argtypes = [ctypes.c_int]
+    lib.mlirScanJitTestQuickCompiles.restype = None
     lib.mlirScanJitQuick.argtypes = [ctypes.c_void_p]
     lib.mlirScanJitQuick.restype = ctypes.c_int
     lib.mlirScanJitOptimizing.argtypes = [ctypes.c_void_p]

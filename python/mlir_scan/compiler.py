@@ -68,10 +68,12 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     features off gives the same results (the tests compare them).
     LLVM compiles a large program in parts on as many threads. With
     ``tiered=True`` (the default) a large program is first compiled at -O0,
-    which takes a sixth of the time, so that its first call starts at once;
-    LLVM compiles the optimized code on a background thread, and calls switch
-    to it when it is ready (a call running then restarts in it: compiled
-    functions do not write their arguments). ``Program.tier`` says which code
+    which takes a sixth of the time, so that its first call starts soon, then
+    at the requested level; LLVM does both on a background thread (this
+    returns once the MLIR passes are done, and the first call waits for the
+    -O0 code), and calls switch to the optimized code when it is ready (a
+    call running then restarts in it: compiled functions do not write their
+    arguments). ``Program.tier`` says which code
     runs, ``Program.wait()`` waits for the optimized code;
     ``MLIR_SCAN_TIERED=0`` in the environment turns tiers off for every
     compile (as ``tiered=False``). Compiled code

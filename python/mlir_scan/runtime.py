@@ -99,6 +99,9 @@ class CheckFailure:
 
 #: ScanErrorCode::VerificationFailed: a cf.assert, located "file:line:col: what".
 _VERIFICATION_FAILED = 7
+#: ScanErrorCode::CodeNotCompiled: LLVM could not compile the quick code that
+#: the call waited for (python/capi/ScanJIT.cpp compiles it in the background).
+_CODE_NOT_COMPILED = 10
 _LOCATED = re.compile(r"-:(\d+):(\d+): (.*)", re.S)
 
 
@@ -157,6 +160,9 @@ def _runtime_symbols() -> dict[str, int]:
         "__mlir_scan_upgrade_begins": "__mlir_scan_upgrade_begins",
         "__mlir_scan_upgrade_ends": "__mlir_scan_upgrade_ends",
         "__mlir_scan_foreground": "__mlir_scan_foreground",
+        "__mlir_scan_compile_begins": "mlirScanCompileBegins",
+        "__mlir_scan_compile_ends": "mlirScanCompileEnds",
+        "__mlir_scan_entries_ready": "__mlir_scan_entries_ready",
         # python/runtime/ScanParallel.cpp (scan-lower-parallel-calls)
         "__mlir_scan_parallel_for": "__mlir_scan_parallel_for",
         # python/runtime/ScanBlas.cpp (scan-call-blas)
@@ -319,7 +325,8 @@ class _Function(_native.Function):
         arg_specs = [(a.is_tensor, a.dtype.num, _static_dims(a), 0) for a in self.args]
         symbol = "_mlir__mlir_ciface_" + self.__name__
         #: The address of the word that holds the entry point's address in
-        #: the program's current tier (calls go through it), or 0.
+        #: the program's current tier (calls go through it), or 0. (It holds
+        #: 0 while LLVM compiles the quick tier: calls wait for it.)
         self._entry_slot = self._program._entry_slot(symbol)
         entry = ctypes.c_uint64.from_address(self._entry_slot).value if self._entry_slot \
             else self._program._lookup(symbol)
@@ -330,6 +337,9 @@ class _Function(_native.Function):
     def _raise_error(self, kind: int, code: int, item: int, have: int, need: int,
                      message: bytes) -> Exception:
         """The exception of a failed call (the native path raises it)."""
+        if code == _CODE_NOT_COMPILED and isinstance(self._program._engine, _Jit):
+            return RuntimeError(f"compile: LLVM could not compile the program: "
+                                f"{self._program._engine.quick_error()}")
         error = _CallError(kind=kind, code=code, item=item, have=have, need=need, message=message)
         return _call_error(error, self._program._source)
 
@@ -666,9 +676,11 @@ class _Jit:
     (:func:`_cache_prefix`). The code lives as long as this object.
 
     With ``tiered``, a large module is compiled at -O0 first and at the
-    requested level on a background thread; calls go through entry slots
-    (:meth:`entry`) that move to the optimized code when it is linked, and a
-    call running in the quick code then restarts in it (see ScanJIT.cpp).
+    requested level, both on a background thread (:meth:`compile` returns
+    once the module is translated to LLVM IR); calls go through entry slots
+    (:meth:`entry`) that wait for the quick code and move to the optimized
+    code when it is linked, and a call running in the quick code then
+    restarts in it (see ScanJIT.cpp).
     """
 
     def __init__(self, handle: int, cached: bool):
@@ -719,6 +731,13 @@ class _Jit:
     def quick(self) -> bool:
         """Whether calls run the quick tier (compiled at -O0)."""
         return bool(_registration.capi().mlirScanJitQuick(self._handle))
+
+    def quick_error(self) -> str:
+        """Why LLVM could not compile the quick tier, or "" (waits for it
+        if it is being compiled)."""
+        error = ctypes.create_string_buffer(4096)
+        _registration.capi().mlirScanJitQuickError(self._handle, error, len(error))
+        return error.value.decode(errors="replace")
 
     def wait(self) -> None:
         """Waits until the optimized tier is compiled and in use. If LLVM

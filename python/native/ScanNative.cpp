@@ -38,7 +38,7 @@
 
 extern "C" int mlirScanInvoke(void (*fn)(void **), void **args,
                               mlir_scan_runtime::CallError *error);
-extern "C" int mlirScanInvokeSlot(const std::atomic<uint64_t> *slot,
+extern "C" int mlirScanInvokeSlot(const mlir::scan::EntrySlot *slot,
                                   void **args,
                                   mlir_scan_runtime::CallError *error);
 extern "C" void mlirScanFree(void *pointer);
@@ -65,7 +65,7 @@ struct FunctionObject {
   void (*packed)(void **);
   // Where the JIT keeps the current address of `packed` (its tiers,
   // python/capi/ScanJIT.cpp), or null: calls then go through the slot.
-  const std::atomic<uint64_t> *entrySlot;
+  const mlir::scan::EntrySlot *entrySlot;
   std::vector<Slot> *args;
   std::vector<Slot> *results;
   int64_t resultBytes;     // size of the C-interface result struct
@@ -301,14 +301,14 @@ PyObject *callFunction(PyObject *self, PyObject *args, PyObject *kwargs) {
                     "compiled functions take positional arguments only");
     return nullptr;
   }
-  if (!fn->packed) {
+  if (!fn->packed && !fn->entrySlot) {
     // Bound on first use (a program whose engine is created lazily, e.g. for
     // a GPU): `_bind` binds or raises why it cannot.
     PyObject *bound = PyObject_CallMethod(self, "_bind", nullptr);
     if (!bound)
       return nullptr;
     Py_DECREF(bound);
-    if (!fn->packed) {
+    if (!fn->packed && !fn->entrySlot) {
       PyErr_SetString(PyExc_RuntimeError, "mlir_scan: the function could not be bound");
       return nullptr;
     }
@@ -581,12 +581,12 @@ int functionInit(PyObject *self, PyObject *args, PyObject *kwargs) {
           &coerce, &raiseError, &fallback, &float32FromPython, &resultList,
           &scalarArrays, &entrySlot))
     return -1;
-  if (!address) {
+  if (!address && !entrySlot) { // (a slot holds 0 while its code compiles)
     PyErr_SetString(PyExc_ValueError, "null entry point");
     return -1;
   }
   fn->packed = reinterpret_cast<void (*)(void **)>(address);
-  fn->entrySlot = reinterpret_cast<const std::atomic<uint64_t> *>(entrySlot);
+  fn->entrySlot = reinterpret_cast<const mlir::scan::EntrySlot *>(entrySlot);
   fn->args->clear();
   fn->results->clear();
   if (!parseSlots(argSpecs, *fn->args) || !parseSlots(resultSpecs, *fn->results))

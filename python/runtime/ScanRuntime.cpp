@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 using namespace mlir_scan_runtime;
@@ -35,11 +37,9 @@ thread_local CallFrame *innermostFrame = nullptr;
 /// How many calls restarted in optimized code (for tests: mlirScanRestarts).
 std::atomic<int64_t> restarts{0};
 
-/// Optimized tiers being compiled in this process, and when the last of
-/// them is expected to be ready (steady clock, ns): see
-/// __mlir_scan_poll_upgrade.
+/// Optimized tiers being compiled in this process (for tests: when each is
+/// due is in its program's entry slots, for __mlir_scan_poll_upgrade).
 std::atomic<int> upgradesPending{0};
-std::atomic<int64_t> upgradesDueNs{0};
 
 /// What a user of the process waits for (__mlir_scan_foreground): calls
 /// entered through an entry slot (tiered programs) that are computing, not
@@ -48,6 +48,30 @@ std::atomic<int64_t> upgradesDueNs{0};
 std::atomic<int> slotCallsRunning{0};
 std::atomic<int64_t> slotCallsEnded{0};
 std::atomic<int> compilesRunning{0};
+
+/// Calls that wait for a program's quick code (an entry slot holding
+/// kEntryPending) sleep here until the JIT fills entry slots
+/// (__mlir_scan_entries_ready). Never destroyed: a background compile may
+/// still notify while the process exits.
+std::mutex &entriesMutex() {
+  static std::mutex *mutex = new std::mutex();
+  return *mutex;
+}
+std::condition_variable &entriesFilled() {
+  static std::condition_variable *filled = new std::condition_variable();
+  return *filled;
+}
+
+/// The entry point `slot` holds once the quick code is compiled: an
+/// address, or kEntryFailed.
+uint64_t awaitEntry(const mlir::scan::EntrySlot &slot) {
+  std::unique_lock<std::mutex> lock(entriesMutex());
+  entriesFilled().wait(lock, [&] {
+    return slot.address.load(std::memory_order_acquire) !=
+           mlir::scan::kEntryPending;
+  });
+  return slot.address.load(std::memory_order_acquire);
+}
 
 /// A quick-tier call waits for its optimized code once it has run this long
 /// and twice as long as the optimized code should still take (see
@@ -135,7 +159,7 @@ __attribute__((noinline)) bool runInFrame(CallFrame *frame,
 /// Returns 0, or 1 after a failure described in `*error` (nothing the call
 /// allocated survives it).
 int invokeInFrame(void (*fn)(void **), void **args, CallError *error,
-                  const std::atomic<uint64_t> *slot) {
+                  const mlir::scan::EntrySlot *slot) {
   std::memset(error, 0, sizeof(CallError));
   CallFrame frame;
   frame.error = error;
@@ -184,12 +208,25 @@ MLIR_SCAN_RUNTIME_EXPORT int mlirScanInvoke(void (*fn)(void **), void **args,
 /// Calls the entry point that `*slot` holds, as mlirScanInvoke does; when
 /// the call ends at `__mlir_scan_poll_upgrade` (the slot now holds the
 /// optimized code), frees what it allocated and calls the new entry point.
+/// A slot whose quick code is still being compiled is waited for; one whose
+/// quick code LLVM could not compile fails the call (ErrorKind::Compile).
 MLIR_SCAN_RUNTIME_EXPORT int
-mlirScanInvokeSlot(const std::atomic<uint64_t> *slot, void **args,
+mlirScanInvokeSlot(const mlir::scan::EntrySlot *slot, void **args,
                    CallError *error) {
+  uint64_t entry = slot->address.load(std::memory_order_acquire);
+  if (entry == mlir::scan::kEntryPending)
+    entry = awaitEntry(*slot);
+  if (entry == mlir::scan::kEntryFailed) {
+    // Python replaces the message by LLVM's (mlirScanJitQuickError).
+    std::memset(error, 0, sizeof(CallError));
+    error->kind = static_cast<int64_t>(ErrorKind::Compile);
+    error->code = static_cast<int64_t>(ScanErrorCode::CodeNotCompiled);
+    format(*error, "LLVM could not compile the program");
+    return 1;
+  }
   slotCallsRunning.fetch_add(1, std::memory_order_relaxed);
   for (;;) {
-    uint64_t entry = slot->load(std::memory_order_acquire);
+    entry = slot->address.load(std::memory_order_acquire);
     int failed = invokeInFrame(reinterpret_cast<void (*)(void **)>(entry), args,
                                error, slot);
     if (!failed || error->kind != static_cast<int64_t>(ErrorKind::Restart)) {
@@ -214,6 +251,14 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_foreground(int32_t *calls,
   *callsEnded = slotCallsEnded.load(std::memory_order_relaxed);
   *calls = slotCallsRunning.load(std::memory_order_relaxed);
   *compiles = compilesRunning.load(std::memory_order_relaxed);
+}
+
+/// The JIT has filled entry slots that held kEntryPending (the quick code
+/// of a program is linked, or LLVM failed there): wakes the calls waiting
+/// for them (mlirScanInvokeSlot).
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_entries_ready() {
+  std::lock_guard<std::mutex> lock(entriesMutex());
+  entriesFilled().notify_all();
 }
 
 /// How many optimized tiers are being compiled now (started, not held back:
@@ -274,10 +319,11 @@ MLIR_SCAN_RUNTIME_EXPORT int32_t mlirScanFinishesInQuickCode(int64_t callNs,
 /// is: `done` of `total` iterations, 0 of 0 when unknown); otherwise
 /// returns at once.
 ///
-/// A call still running in the quick tier while the optimized code is
-/// compiled shares the cores with that compile, and restarts once it is
-/// ready: what it computed until then is lost. So a call that has run for
-/// 10 ms and for twice as long as the compile is expected to still take
+/// A call still running in the quick tier while its program's optimized
+/// code is compiled shares the cores with that compile, and restarts once
+/// it is ready: what it computed until then is lost. So a call that has run
+/// for 10 ms and for twice as long as the compile is expected to still take
+/// (its slot's upgradeDueNs; other programs' compiles are not waited for)
 /// (the best guess of its own remaining time is what it has run so far;
 /// twice, because the optimized code must then still run, and a compile
 /// often takes longer than expected) stops computing and waits for the
@@ -297,21 +343,23 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_poll_upgrade(int64_t loop,
     frame->loop = loop;
     frame->loopStartNs = steadyNowNs();
   }
-  if (frame->slot->load(std::memory_order_relaxed) == frame->entry) {
-    if (upgradesPending.load(std::memory_order_relaxed) == 0)
+  const mlir::scan::EntrySlot &slot = *frame->slot;
+  if (slot.address.load(std::memory_order_relaxed) == frame->entry) {
+    int64_t due = slot.upgradeDueNs.load(std::memory_order_relaxed);
+    if (due == 0)
       return;
     int64_t now = steadyNowNs();
     int64_t elapsed = now - frame->startNs;
-    int64_t remaining = upgradesDueNs.load(std::memory_order_relaxed) - now;
+    int64_t remaining = due - now;
     if (elapsed < kWaitForUpgradeAfterNs || 2 * remaining > elapsed ||
         mostlyDone(*frame, loop, done, total, now))
       return;
     slotCallsRunning.fetch_sub(1, std::memory_order_relaxed);
-    while (frame->slot->load(std::memory_order_acquire) == frame->entry &&
-           upgradesPending.load(std::memory_order_acquire) > 0)
+    while (slot.address.load(std::memory_order_acquire) == frame->entry &&
+           slot.upgradeDueNs.load(std::memory_order_acquire) != 0)
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     slotCallsRunning.fetch_add(1, std::memory_order_relaxed);
-    if (frame->slot->load(std::memory_order_acquire) == frame->entry)
+    if (slot.address.load(std::memory_order_acquire) == frame->entry)
       return;
   } else if (mostlyDone(*frame, loop, done, total, steadyNowNs())) {
     return;
@@ -321,13 +369,9 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_poll_upgrade(int64_t loop,
   fail(e);
 }
 
-/// The JIT (python/capi/ScanJIT.cpp) starts compiling an optimized tier it
-/// expects to take `expectedNs`.
-MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_upgrade_begins(int64_t expectedNs) {
-  int64_t due = steadyNowNs() + expectedNs;
-  int64_t current = upgradesDueNs.load(std::memory_order_relaxed);
-  while (current < due && !upgradesDueNs.compare_exchange_weak(current, due))
-    ;
+/// The JIT (python/capi/ScanJIT.cpp) starts compiling an optimized tier
+/// (and has set when it is due in the program's entry slots) ...
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_upgrade_begins() {
   upgradesPending.fetch_add(1, std::memory_order_release);
 }
 

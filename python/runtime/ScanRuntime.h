@@ -19,6 +19,8 @@
 #ifndef SCAN_RUNTIME_H
 #define SCAN_RUNTIME_H
 
+#include "Scan/EntrySlot.h"
+
 #include <atomic>
 #include <csetjmp>
 #include <cstddef>
@@ -38,6 +40,9 @@ enum class ErrorKind : int64_t {
   // ready (`__mlir_scan_poll_upgrade`); `mlirScanInvokeSlot` starts it again
   // there. Python never sees it.
   Restart = 4,
+  // LLVM could not compile the program's quick code (on the JIT's
+  // background thread, after the program was created): RuntimeError.
+  Compile = 5,
 };
 
 /// The error record of one call (read by Python through ctypes: keep the
@@ -61,7 +66,7 @@ struct CallFrame {
   CallFrame *outer = nullptr;    // a call further up this thread's stack
   // The entry slot the call went through (mlirScanInvokeSlot) and the entry
   // point it read there: when the slot moves on, the call may restart.
-  const std::atomic<uint64_t> *slot = nullptr;
+  const mlir::scan::EntrySlot *slot = nullptr;
   uint64_t entry = 0;
   // For calls through a slot: when the call started (steady clock, ns), and
   // the outermost loop the last upgrade poll came from (its id, and when its

@@ -14,8 +14,10 @@ bit of a result either.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import ctypes
 import gc
+import importlib
 import json
 import os
 import subprocess
@@ -398,7 +400,7 @@ def test_a_static_product_below_hot_work_stays_at_O0(no_compile_cache):
     assert mlir_scan.compile(_static_rnn_text(256))._engine.parts == 1
 
 
-@pytest.mark.parametrize("hidden, steps", [(32, 300_000), (512, 3_000)])
+@pytest.mark.parametrize("hidden, steps", [(32, 1_000_000), (512, 3_000)])
 def test_a_call_running_in_the_quick_code_restarts_in_the_optimized_code(no_compile_cache, hidden, steps):
     """A call that runs at -O0 for well over the time LLVM takes at -O3 (at
     -O0 it runs some ten times longer than the optimized code). At 512 the
@@ -444,6 +446,128 @@ def test_the_quick_code_fails_as_the_optimized_code_does(no_compile_cache):
         program.f(*bad)
     assert str(quick.value) == str(optimized.value)
     assert program.f(xs, h0, W, U, b)[0].shape == (32,)  # the program still works
+
+
+@contextlib.contextmanager
+def _quick_compiles(mode: int):
+    """ScanJIT.cpp's test hook for the quick tiers LLVM compiles on the
+    background thread: 1 holds them back before they start, 2 makes them fail."""
+    hook = _registration.capi().mlirScanJitTestQuickCompiles
+    hook(mode)
+    try:
+        yield hook
+    finally:
+        hook(0)
+
+
+def test_compile_returns_before_llvm_has_compiled_the_quick_code(no_compile_cache):
+    """LLVM compiles a large program's quick code on the background thread:
+    compile() returns once the module is translated (the caller goes on to
+    build its next function), and calls wait for the code."""
+    text = _rnn_program_text()
+    args = _rnn_args(40)
+    expected = mlir_scan.compile(text, tiered=False).f(*args)
+    with _quick_compiles(1) as hook, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        program = mlir_scan.compile(text)  # returns while its quick code is held back
+        assert program.tier == "quick"
+        call = pool.submit(program.f, *args)
+        time.sleep(0.05)
+        waited = not call.done()
+        hook(0)
+        result = call.result()
+    assert waited
+    for r, e in zip(result, expected):
+        np.testing.assert_array_equal(r, e)
+    assert program.wait().tier == "optimized"
+
+
+def _theano_rnn() -> tuple[list, object, tuple]:
+    """The RNN through the graph builder: its inputs, its states, arguments."""
+    xs, h0 = T.dmatrix("xs"), T.dvector("h0")
+    W, U, b = T.dmatrix("W"), T.dmatrix("U"), T.dvector("b")
+    hs, _ = mlir_scan.scan(lambda x, h, W, U, b: T.tanh(T.dot(h, W) + T.dot(x, U) + b),
+                           sequences=xs, outputs_info=h0, non_sequences=[W, U, b])
+    rng = np.random.default_rng(3)
+    args = (rng.standard_normal((17, 5)), rng.standard_normal(7), rng.standard_normal((7, 7)) / 4,
+            rng.standard_normal((5, 7)) / 4, rng.standard_normal(7) / 4)
+    return [xs, h0, W, U, b], hs, args
+
+
+def test_a_theano_function_is_callable_while_its_quick_code_compiles(no_compile_cache):
+    """The same through the graph builder, whose functions bind the entry
+    slot at once: two functions compiled while their quick code is held, then
+    called (the first waits), as the LSTM tutorial compiles and calls its
+    training step's two functions."""
+    inputs, hs, args = _theano_rnn()
+    with _quick_compiles(1) as hook, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        grad = mlir_scan.function(inputs, T.grad(hs.sum(), inputs[2]))
+        states = mlir_scan.function(inputs, hs)
+        assert grad.program.tier == "quick" and states.program.tier == "quick"
+        call = pool.submit(grad, *args)
+        time.sleep(0.05)
+        waited = not call.done()
+        hook(0)
+        dW = call.result()
+    assert waited
+    want_states, want_grad = _bptt(*args)
+    np.testing.assert_allclose(states(*args), want_states, rtol=1e-12)
+    np.testing.assert_allclose(dW, want_grad, rtol=1e-10)
+
+
+def test_calls_fail_when_llvm_cannot_compile_the_quick_code(no_compile_cache):
+    """A quick tier LLVM failed to compile (which the caller no longer waits
+    for) fails every call with LLVM's message, through compile() and through
+    the graph builder, and no optimized tier is compiled."""
+    text = _rnn_program_text()
+    inputs, hs, args = _theano_rnn()
+    builder_cache = importlib.import_module("mlir_scan.builder.function")._CACHE
+    builder_cache.clear()  # a program compiled before would be taken from it
+    try:
+        with _quick_compiles(2):
+            program = mlir_scan.compile(text)
+            fn = mlir_scan.function(inputs, T.grad(hs.sum(), inputs[2]))
+        message = "LLVM could not compile the program: the quick code failed for a test"
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match=message):
+                program.f(*_rnn_args(5))
+            with pytest.raises(RuntimeError, match=message):
+                fn(*args)
+        assert program.wait().tier == "quick" and fn.program.wait().tier == "quick"
+        assert program._engine.parts == 0
+    finally:
+        builder_cache.clear()  # nor must a later test get this one
+
+
+def test_a_quick_call_does_not_wait_for_another_programs_optimized_code(no_compile_cache):
+    """A long call in the quick code may stop and wait for its own program's
+    optimized code (ScanRuntime.cpp, __mlir_scan_poll_upgrade), never for
+    another program's: here its own optimized compile is given up, and a
+    second program's runs while the call goes on computing."""
+    library = _registration.runtime_library()
+    text = _rnn_program_text()
+    program = mlir_scan.compile(text)
+    program._engine.cancel()  # no optimized code for this one: its calls stay quick
+    args = _rnn_args(1_000_000)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        call = pool.submit(program.f, *args)
+        while _foreground()[0] == 0 and not call.done():
+            time.sleep(0.0005)
+        other = mlir_scan.compile(text + "// another program")
+        # Its optimized compile starts at the end of its bound (this call
+        # holds it back), then runs beside the call.
+        while not library.mlirScanUpgradesPending() and other.tier == "quick" and not call.done():
+            time.sleep(0.0005)
+        samples = []
+        while library.mlirScanUpgradesPending() and not call.done():
+            samples.append(_foreground()[0])
+            time.sleep(0.001)
+        running = not call.done()
+        result = call.result()
+    assert running, "the long call ended before the other program's optimized compile"
+    assert samples and min(samples) == 1  # computing throughout, never waiting
+    assert program.tier == "quick" and other.wait().tier == "optimized"
+    for r, e in zip(result, mlir_scan.compile(text, tiered=False).f(*args)):
+        np.testing.assert_array_equal(r, e)
 
 
 def test_a_process_forked_during_the_optimized_compile_gets_the_optimized_code(no_compile_cache):

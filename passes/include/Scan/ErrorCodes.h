@@ -31,6 +31,8 @@ enum class ScanErrorCode : int64_t {
   NitSotRowSize = 9,      // item = nitsot, have = a step's row size, need =
                           // the size of the first step's rows (a nitsot
                           // whose rows have dynamic sizes)
+  CodeNotCompiled = 10,   // LLVM could not compile the program's quick code
+                          // (raised by the call: python/capi/ScanJIT.cpp)
   // Checks of the Python graph builder: item = the builder's check id, whose
   // message the builder keeps; the code tells the exception type.
   BuilderValueError = 100,
