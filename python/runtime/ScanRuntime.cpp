@@ -225,11 +225,13 @@ mlirScanInvokeSlot(const mlir::scan::EntrySlot *slot, void **args,
     return 1;
   }
   slotCallsRunning.fetch_add(1, std::memory_order_relaxed);
+  slot->callsRunning.fetch_add(1, std::memory_order_relaxed);
   for (;;) {
     entry = slot->address.load(std::memory_order_acquire);
     int failed = invokeInFrame(reinterpret_cast<void (*)(void **)>(entry), args,
                                error, slot);
     if (!failed || error->kind != static_cast<int64_t>(ErrorKind::Restart)) {
+      slot->callsRunning.fetch_sub(1, std::memory_order_relaxed);
       slotCallsRunning.fetch_sub(1, std::memory_order_relaxed);
       slotCallsEnded.fetch_add(1, std::memory_order_relaxed);
       return failed;

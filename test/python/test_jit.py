@@ -448,6 +448,46 @@ def test_the_quick_code_fails_as_the_optimized_code_does(no_compile_cache):
     assert program.f(xs, h0, W, U, b)[0].shape == (32,)  # the program still works
 
 
+def test_an_optimized_compile_waits_while_another_programs_call_runs(no_compile_cache):
+    """A held-back optimized compile's bound (half its expected time) counts
+    only while the process is idle or runs the program's own calls: another
+    program's call, which the compile would slow down, holds it back for up
+    to four times its expected time first. (The LSTM step's `f_update`,
+    compiled beside `f_grad_shared`'s first call, made it up to four times
+    longer.) Here the compile starts after the long call ends or after at
+    least its own duration (about its expected time), not after half."""
+    library = _registration.runtime_library()
+    text = _rnn_program_text()
+    program = mlir_scan.compile(text)
+    program._engine.cancel()  # its calls stay in the quick code
+    args = _rnn_args(1_000_000)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        call = pool.submit(program.f, *args)
+        while _foreground()[0] == 0 and not call.done():
+            time.sleep(0.0005)
+        other = mlir_scan.compile(text + "// another program")
+        assert other._engine.parts >= 1  # its quick code is linked: its bound may count
+        linked = time.monotonic()
+        started = ended = call_ended = None
+        while ended is None:
+            now = time.monotonic()
+            if call_ended is None and call.done():
+                call_ended = now
+            pending = library.mlirScanUpgradesPending()
+            if started is None and (pending or other.tier == "optimized"):
+                started = now
+            if started is not None and not pending:
+                ended = now
+            time.sleep(0.0005)
+        result = call.result()
+    assert call_ended is None or call_ended > linked + 0.05, "the long call ended too soon"
+    waited, compiled = started - linked, ended - started
+    assert waited >= 0.9 * min(compiled, (call_ended or ended) - linked), (waited, compiled)
+    assert other.wait().tier == "optimized"
+    for r, e in zip(result, mlir_scan.compile(text, tiered=False).f(*args)):
+        np.testing.assert_array_equal(r, e)
+
+
 @contextlib.contextmanager
 def _quick_compiles(mode: int):
     """ScanJIT.cpp's test hook for the quick tiers LLVM compiles on the
@@ -523,17 +563,25 @@ def test_calls_fail_when_llvm_cannot_compile_the_quick_code(no_compile_cache):
     builder_cache = importlib.import_module("mlir_scan.builder.function")._CACHE
     builder_cache.clear()  # a program compiled before would be taken from it
     try:
+        # Failing at once (before or after the functions are bound), and
+        # failing once they are bound (held, then released into failure).
         with _quick_compiles(2):
             program = mlir_scan.compile(text)
             fn = mlir_scan.function(inputs, T.grad(hs.sum(), inputs[2]))
+        with _quick_compiles(1) as hook:
+            held = mlir_scan.compile(text + "// held")
+            held_fn = mlir_scan.function(inputs, T.grad(hs.sum(), inputs[3]))
+            hook(2)
+            for p in (held, held_fn.program):  # failed (before the hook is reset)
+                assert p._engine.quick_error()
         message = "LLVM could not compile the program: the quick code failed for a test"
         for _ in range(2):
-            with pytest.raises(RuntimeError, match=message):
-                program.f(*_rnn_args(5))
-            with pytest.raises(RuntimeError, match=message):
-                fn(*args)
-        assert program.wait().tier == "quick" and fn.program.wait().tier == "quick"
-        assert program._engine.parts == 0
+            for f, f_args in ((program.f, _rnn_args(5)), (fn, args), (held.f, _rnn_args(5)),
+                              (held_fn, args)):
+                with pytest.raises(RuntimeError, match=message):
+                    f(*f_args)
+        for p in (program, fn.program, held, held_fn.program):
+            assert p.wait().tier == "quick" and p._engine.parts == 0
     finally:
         builder_cache.clear()  # nor must a later test get this one
 
@@ -547,7 +595,9 @@ def test_a_quick_call_does_not_wait_for_another_programs_optimized_code(no_compi
     text = _rnn_program_text()
     program = mlir_scan.compile(text)
     program._engine.cancel()  # no optimized code for this one: its calls stay quick
-    args = _rnn_args(1_000_000)
+    # Long enough for the other program's compile to start during it: that
+    # call holds the compile back for up to four times its expected time.
+    args = _rnn_args(3_000_000)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         call = pool.submit(program.f, *args)
         while _foreground()[0] == 0 and not call.done():

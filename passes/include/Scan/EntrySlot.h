@@ -31,6 +31,10 @@ struct EntrySlot {
   /// expected to be ready (steady clock, ns), which a call in the quick code
   /// may wait for (__mlir_scan_poll_upgrade); else 0.
   std::atomic<int64_t> upgradeDueNs{0};
+  /// Calls in progress through this slot (the run-time library counts them:
+  /// the JIT holds an optimized compile back for other programs' calls
+  /// longer than for its own).
+  mutable std::atomic<int32_t> callsRunning{0};
 };
 
 } // namespace scan
