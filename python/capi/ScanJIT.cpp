@@ -13,30 +13,33 @@
 //
 // Tiers. Code generation at -O3 was most of a first call (W6: 0.28 s of
 // 0.5 s; the LSTM tutorial's step, 2.3 s), and LLVM at -O0 takes a sixth of
-// that for code that runs about 3x slower. A large module is therefore first
-// compiled at -O0, so that calls can start soon, and again at the requested
-// level. Both run on a background thread, the quick tier first: the caller
-// only translates the module to LLVM IR and goes on (to build and compile
-// its next function), and calls wait for the quick code (an entry slot holds
-// kEntryPending until it is linked; ScanRuntime.cpp's mlirScanInvokeSlot
-// sleeps until __mlir_scan_entries_ready). (The quick tier
-// compiles the chunk functions that scan-parallelize-linalg marks hot, those
-// of large static products, at the requested level too, on a second
-// thread: at -O0 they were most of a first call); calls go through
-// entry slots (mlirScanJitEntry) that the background thread points at the
-// optimized code when it is linked. A call running in the quick code when the
-// optimized code arrives is restarted in it (ScanRuntime.h: the upgrade
-// poll): compiled functions do not write their arguments, so a restart from
-// the beginning gives the same results. Optimized tiers compile one at a time
-// (each on every core): a program that compiles many functions in a row
-// keeps its own thread's core for the next quick compile, and the optimized
-// compile of a program destroyed before its turn never runs. An optimized
-// compile also waits while the process compiles other programs and until
-// the first call after that returns, for up to half its expected time of
-// the process idle or running the program's own calls, after up to four
-// times that of compiles and other programs' calls
-// (UpgradeNotices::deferToForeground): what a user waits for first gets
-// the cores.
+// that for code that runs about 3x slower. A large module is therefore
+// compiled twice: at -O0 (the quick tier), so that calls can start soon,
+// then at the requested level. The quick tier compiles the chunk functions
+// that scan-parallelize-linalg marks hot, those of large static products,
+// at the requested level too, on a second thread: at -O0 they were most of
+// a first call.
+//
+// Both tiers are compiled on the program's background thread, the quick one
+// first: the caller only translates the module to LLVM IR and goes on (to
+// build and compile its next function). Calls go through entry slots
+// (Scan/EntrySlot.h, mlirScanJitEntry): a slot holds kEntryPending until
+// the quick code is linked (ScanRuntime.cpp's mlirScanInvokeSlot sleeps
+// until __mlir_scan_entries_ready), then the quick code's address, then the
+// optimized code's. A call running in the quick code when the optimized
+// code arrives is restarted in it (ScanRuntime.h: the upgrade poll):
+// compiled functions do not write their arguments, so a restart from the
+// beginning gives the same results.
+//
+// Optimized tiers compile one at a time (each on every core): a program
+// that compiles many functions in a row keeps a core for its next compile,
+// and the optimized compile of a program destroyed before its turn never
+// runs. An optimized compile also waits while the process compiles and
+// until the first call after that returns, for up to half its expected time
+// of the process idle or running the program's own calls, after up to four
+// times that time of compiles and other programs' calls
+// (UpgradeNotices::deferToForeground): what a user waits for first gets the
+// cores.
 //
 // Calls go through the same packed wrappers as mlir::ExecutionEngine's:
 // `_mlir_<g>(void **args)` for each external function `g`, args[i] pointing
