@@ -448,6 +448,23 @@ def test_the_quick_code_fails_as_the_optimized_code_does(no_compile_cache):
     assert program.f(xs, h0, W, U, b)[0].shape == (32,)  # the program still works
 
 
+@contextlib.contextmanager
+def _another_program_beside_a_long_quick_call(steps: int):
+    """A program whose optimized compile is given up (its calls stay in the
+    quick code), a call of it of `steps` steps running on a thread, and a
+    second program compiled once that call runs: yields (text, args, the
+    first program, the call's future, the second program)."""
+    text = _rnn_program_text()
+    program = mlir_scan.compile(text)
+    program._engine.cancel()
+    args = _rnn_args(steps)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        call = pool.submit(program.f, *args)
+        while _foreground()[0] == 0 and not call.done():
+            time.sleep(0.0005)
+        yield text, args, program, call, mlir_scan.compile(text + "// another program")
+
+
 def test_an_optimized_compile_waits_while_another_programs_call_runs(no_compile_cache):
     """A held-back optimized compile's bound (half its expected time) counts
     only while the process is idle or runs the program's own calls: another
@@ -457,15 +474,7 @@ def test_an_optimized_compile_waits_while_another_programs_call_runs(no_compile_
     longer.) Here the compile starts after the long call ends or after at
     least its own duration (about its expected time), not after half."""
     library = _registration.runtime_library()
-    text = _rnn_program_text()
-    program = mlir_scan.compile(text)
-    program._engine.cancel()  # its calls stay in the quick code
-    args = _rnn_args(1_000_000)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        call = pool.submit(program.f, *args)
-        while _foreground()[0] == 0 and not call.done():
-            time.sleep(0.0005)
-        other = mlir_scan.compile(text + "// another program")
+    with _another_program_beside_a_long_quick_call(1_000_000) as (text, args, _, call, other):
         assert other._engine.parts >= 1  # its quick code is linked: its bound may count
         linked = time.monotonic()
         started = ended = call_ended = None
@@ -592,17 +601,9 @@ def test_a_quick_call_does_not_wait_for_another_programs_optimized_code(no_compi
     another program's: here its own optimized compile is given up, and a
     second program's runs while the call goes on computing."""
     library = _registration.runtime_library()
-    text = _rnn_program_text()
-    program = mlir_scan.compile(text)
-    program._engine.cancel()  # no optimized code for this one: its calls stay quick
-    # Long enough for the other program's compile to start during it: that
-    # call holds the compile back for up to four times its expected time.
-    args = _rnn_args(3_000_000)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        call = pool.submit(program.f, *args)
-        while _foreground()[0] == 0 and not call.done():
-            time.sleep(0.0005)
-        other = mlir_scan.compile(text + "// another program")
+    # A call long enough for the other program's compile to start during it
+    # (it holds that compile back for up to four times its expected time).
+    with _another_program_beside_a_long_quick_call(3_000_000) as (text, args, program, call, other):
         # Its optimized compile starts at the end of its bound (this call
         # holds it back), then runs beside the call.
         while not library.mlirScanUpgradesPending() and other.tier == "quick" and not call.done():
