@@ -18,7 +18,10 @@
 // do not allocate), so nothing here interacts with call frames or failures.
 // One parallel loop runs on the pool at a time; a thread that finds the pool
 // busy (another program's call, on another Python thread) runs its loop
-// itself, so concurrent calls never wait for each other.
+// itself, so concurrent calls never wait for each other. When other
+// processes keep the cores busy, a split loop waits for a worker the
+// scheduler runs a time slice at a time, so the loops run on the calling
+// thread for a while (SplitJudge).
 //
 // MLIR_SCAN_NUM_THREADS sets the number of threads (the calling thread
 // included); 1 turns the pool off. The default is the number of cores this
@@ -50,7 +53,12 @@ constexpr int64_t kMinWorkPerPart = int64_t(1) << 17;
 /// Parts start at multiples of this many iterations (whole vectors, and
 /// output elements of different parts in different cache lines).
 constexpr int64_t kAlign = 16;
-/// How many loops run on one thread after the pool found the cores busy
+/// How much of the calling thread's work SplitJudge judges at a time:
+/// longer than a scheduler time slice (about 3 ms with one more busy thread
+/// than cores), so that a window beside a busy process sees a worker lose
+/// its core.
+constexpr auto kJudgedWork = std::chrono::milliseconds(4);
+/// How many loops run on one thread after the cores were found busy
 /// (doubled while they stay busy, up to the maximum).
 constexpr int kBackoffLoops = 64;
 constexpr int kMaxBackoffLoops = 4096;
@@ -89,6 +97,61 @@ struct Ticket {
   static uint64_t generation(uint64_t t) { return t >> 32; }
 };
 
+/// Decides from the loops' timings whether splitting pays, or the cores are
+/// busy with other work and the next loops should run on one thread.
+///
+/// Each loop reports how long the calling thread worked on its own parts,
+/// how long it then waited for the workers' parts (they should finish
+/// together), and how many parts the workers ran. The workers did not pay
+/// when, over the last kJudgedWork of work, the caller waited more than
+/// half as long as it worked, or the workers ran fewer than half of the
+/// parts meant for them (the caller ran them: the workers had no core).
+/// Then the next loops run on one thread; the loops after those probe
+/// again. Each busy window doubles the next backoff and each free one
+/// halves it: beside a process that keeps the other core busy, a probe
+/// costs up to a time slice for each part a descheduled worker holds, and
+/// one probe that happens to find the core free must not bring the shortest
+/// backoff back.
+///
+/// Judged over windows, not loop by loop: a worker is late now and then on
+/// a VM (an interrupt, its wake-up after a backoff, a `nice 19` process
+/// taking the core for a tick), and a split that pays over the window still
+/// pays. Judging each loop (three late loops in a row made a backoff, and
+/// each late probe doubled it), the probe that had to wake the worker was
+/// late, and W5 at H = 1024 ran at one thread's speed for good beside a
+/// `nice 19` busy loop (docs/performance.md, "Eighth round").
+class SplitJudge {
+public:
+  using Duration = std::chrono::steady_clock::duration;
+
+  /// Records one split loop; returns how many of the next loops should run
+  /// on one thread (0: keep splitting).
+  int record(Duration worked, Duration waited, int helped, int expected) {
+    windowWorked += worked;
+    windowWaited += waited;
+    windowHelped += helped;
+    windowExpected += expected;
+    if (windowWorked < kJudgedWork)
+      return 0;
+    bool busyCores = 2 * windowWaited > windowWorked ||
+                     2 * windowHelped < windowExpected;
+    windowWorked = windowWaited = Duration::zero();
+    windowHelped = windowExpected = 0;
+    if (!busyCores) {
+      backoffLength = std::max(backoffLength / 2, kBackoffLoops);
+      return 0;
+    }
+    int loops = backoffLength;
+    backoffLength = std::min(2 * backoffLength, kMaxBackoffLoops);
+    return loops;
+  }
+
+private:
+  Duration windowWorked{}, windowWaited{};
+  int64_t windowHelped = 0, windowExpected = 0;
+  int backoffLength = kBackoffLoops;
+};
+
 class Pool {
 public:
   explicit Pool(int threads) : threads(threads) {
@@ -121,8 +184,9 @@ public:
     wake.notify_all();
     // This thread claims parts too: with busy workers it may run them all.
     auto start = std::chrono::steady_clock::now();
-    while (claimAndRun()) {
-    }
+    int ranHere = 0;
+    while (claimAndRun())
+      ++ranHere;
     auto done = std::chrono::steady_clock::now();
     // A worker that claimed a part may have been descheduled (more threads
     // than free cores): after a short spin, give it this core.
@@ -132,26 +196,10 @@ public:
       else
         std::this_thread::yield();
     }
-    // Waiting for the workers more than half as long as working oneself
-    // (they should finish together), three loops in a row, means the cores
-    // are busy with other work: the next loops run on one thread. The first
-    // loop after that probes again; if it is late too, the next wait is
-    // twice as long (a probe costs up to a scheduler time slice).
-    bool late = 2 * (std::chrono::steady_clock::now() - done) > done - start;
-    if (late) {
-      if (probing || ++strikes >= 3) {
-        strikes = 0;
-        probing = true;
-        backoff.store(backoffLength, std::memory_order_relaxed);
-        backoffLength = std::min(2 * backoffLength, kMaxBackoffLoops);
-      }
-    } else {
-      strikes = 0;
-      if (probing) {
-        probing = false;
-        backoffLength = kBackoffLoops;
-      }
-    }
+    if (int loops = judge.record(done - start,
+                                 std::chrono::steady_clock::now() - done,
+                                 parts - ranHere, parts - 1))
+      backoff.store(loops, std::memory_order_relaxed);
     return true;
   }
 
@@ -209,10 +257,8 @@ private:
   std::condition_variable wake;
   std::atomic<uint64_t> ticket{0};
   std::atomic<int> pending{0};
-  // Guarded by `busy`: the lateness of the last loops and the backoff.
-  int strikes = 0;
-  bool probing = false;
-  int backoffLength = kBackoffLoops;
+  /// Whether the loops' splitting pays (guarded by `busy`).
+  SplitJudge judge;
 
 public:
   /// Loops left to run on their caller's thread (the cores were busy).
@@ -271,6 +317,21 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_for(int64_t lo, int64_t hi,
       return;
   }
   fn(context, lo, hi);
+}
+
+/// Feeds `count` loops to a new SplitJudge (tests): loop i worked
+/// `workedNs[i]` and waited `waitedNs[i]` nanoseconds, and its workers ran
+/// `helped[i]` of `expected[i]` parts; `backoffs[i]` receives how many loops
+/// the judge then runs on one thread.
+MLIR_SCAN_RUNTIME_EXPORT void
+mlirScanTestSplitJudge(int64_t count, const int64_t *workedNs,
+                       const int64_t *waitedNs, const int32_t *helped,
+                       const int32_t *expected, int32_t *backoffs) {
+  SplitJudge judge;
+  for (int64_t i = 0; i < count; ++i)
+    backoffs[i] = judge.record(std::chrono::nanoseconds(workedNs[i]),
+                               std::chrono::nanoseconds(waitedNs[i]),
+                               helped[i], expected[i]);
 }
 
 /// The number of threads parallel loops use (MLIR_SCAN_NUM_THREADS).

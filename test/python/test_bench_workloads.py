@@ -119,3 +119,17 @@ def test_roofline_annotates_records_with_the_binding_roof():
     assert roofline.roof(machine, "machine", small.flops, small.bytes, small.footprint, "float64")[1] == "L1"
     # compute-bound when the flops per byte exceed peak / bandwidth
     assert roofline.roof(machine, "machine", 1e9, 1e6, 1 << 30, "float64") == (0.01, "compute")
+
+
+def test_contention_script_times_every_phase():
+    """`bench/contention.py`'s child (one fresh process) times W5 in every
+    phase, beside the processes it starts and stops (a small W5: this checks
+    the script, not the times)."""
+    import json
+
+    out = subprocess.run([sys.executable, str(BENCH / "contention.py"), "--child", "--hidden", "64",
+                          "--calls", "2"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    times = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(times) == {"quiet", "hiccups", "nice19", "busy", "after"}
+    assert all(t > 0 for t in times.values())

@@ -151,3 +151,66 @@ def test_a_forked_child_runs_split_programs():
     )
     result = subprocess.run([sys.executable, "-c", script], input=RNN, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+
+
+# --- When splitting pays: the pool's judge (python/runtime/ScanParallel.cpp, SplitJudge) ---
+#
+# The judge is fed recorded loops through a test hook, so these tests do not
+# depend on what else the machine runs. Loops of 50 us of the calling
+# thread's work, as W5's step at H = 1024: a window of 4 ms holds 80 of them.
+
+_LOOP_NS = 50_000
+_WINDOW = 80
+
+
+def _judge(loops: list[tuple[int, int, int]]) -> list[int]:
+    """Feeds (waited ns, parts the worker ran, parts meant for it) loops of
+    _LOOP_NS each to a new judge; the backoff it returns after each."""
+    import ctypes
+
+    from mlir_scan import _registration
+
+    lib = _registration.runtime_library()
+    count = len(loops)
+    i64, i32 = ctypes.c_int64 * count, ctypes.c_int32 * count
+    backoffs = i32()
+    lib.mlirScanTestSplitJudge.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5
+    lib.mlirScanTestSplitJudge.restype = None
+    lib.mlirScanTestSplitJudge(count, i64(*([_LOOP_NS] * count)), i64(*[w for w, _, _ in loops]),
+                               i32(*[h for _, h, _ in loops]), i32(*[e for _, _, e in loops]),
+                               backoffs)
+    return list(backoffs)
+
+
+def _window(late: dict[int, int] | None = None, helped: int = 1) -> list[tuple[int, int, int]]:
+    """One window of loops; `late` maps a loop's index to its wait in ns."""
+    late = late or {}
+    return [(late.get(i, 0), helped, 1) for i in range(_WINDOW)]
+
+
+def test_split_judge_keeps_splitting_through_a_few_late_loops():
+    # Three loops in a row wait twice their work (a worker woken from sleep,
+    # an interrupt): 300 us of 4 ms. Splitting still pays.
+    loops = [loop for _ in range(10) for loop in _window({10: 100_000, 11: 100_000, 12: 100_000})]
+    assert _judge(loops) == [0] * len(loops)
+
+
+def test_split_judge_backs_off_while_workers_lose_their_core():
+    # Beside a busy process, a descheduled worker holds its part for a time
+    # slice (3 ms) in every window: one thread, twice as long each time.
+    backoffs = _judge([loop for _ in range(8) for loop in _window({40: 3_000_000})])
+    assert [b for b in backoffs if b] == [64, 128, 256, 512, 1024, 2048, 4096, 4096]
+    assert all(b == 0 for i, b in enumerate(backoffs) if i % _WINDOW != _WINDOW - 1)
+
+
+def test_split_judge_halves_the_backoff_after_free_windows():
+    busy, free = _window({40: 3_000_000}), _window()
+    backoffs = _judge(busy * 4 + free * 2 + busy)
+    # 64, 128, 256, 512 while busy (the next would be 1024); two free
+    # windows halve that twice.
+    assert [b for b in backoffs if b] == [64, 128, 256, 512, 256]
+
+
+def test_split_judge_backs_off_when_workers_run_no_parts():
+    # No waiting, but the calling thread ran every part: the workers had no core.
+    assert [b for b in _judge(_window(helped=0)) if b] == [64]
