@@ -113,6 +113,24 @@ Value restrict(OpBuilder &b, Location loc, Value value, AffineMap map,
   return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
 }
 
+/// Makes the `linalg.index` ops of dimension `dim` in `part`'s body count
+/// from `offset`: `part` runs on subviews that start `offset` iterations
+/// into that dimension, and an index must still be the whole op's (the
+/// `arange` of 300,000 elements restarted at 0 in its second part).
+void shiftIndices(Operation *part, unsigned dim, Value offset) {
+  SmallVector<linalg::IndexOp> indices;
+  part->getRegion(0).walk([&](linalg::IndexOp index) {
+    if (index.getDim() == dim)
+      indices.push_back(index);
+  });
+  for (linalg::IndexOp index : indices) {
+    OpBuilder b(index->getContext());
+    b.setInsertionPointAfter(index);
+    Value shifted = arith::AddIOp::create(b, index.getLoc(), index, offset);
+    index.getResult().replaceAllUsesExcept(shifted, shifted.getDefiningOp());
+  }
+}
+
 /// A chunk function and the stub its calls go through.
 struct Outlined {
   func::FuncOp chunk, stub;
@@ -181,6 +199,7 @@ void outline(linalg::GenericOp op, unsigned dim, unsigned index, bool hot,
                                 size));
   Operation *part = b.clone(*op, mapping);
   part->setOperands(operands);
+  shiftIndices(part, dim, lo);
   func::ReturnOp::create(b, loc);
 
   // The call: all iterations, and the op's work for the run-time library.

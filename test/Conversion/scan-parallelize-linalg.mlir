@@ -191,3 +191,30 @@ func.func @libm_hot(%x: f64, %p: memref<20000xf64>, %out: memref<20000xf64>) {
   }
   return
 }
+
+// -----
+
+// A body that reads its iteration's index (an `arange`, an `eye`): the part
+// runs on subviews that start `lo` iterations in, so the index of the split
+// dimension is shifted by `lo` (else every part would restart at 0); the
+// index of the other dimension is left as it is.
+// CHECK-LABEL: func.func private @__mlir_scan_chunk0(
+// CHECK-SAME:    %[[LO:[^:]*]]: index, %{{[^:]*}}: index, %[[OUT:.*]]: memref<?x?xi64>)
+// CHECK:         linalg.generic
+// CHECK:           %[[I:.*]] = linalg.index 0 : index
+// CHECK:           %[[SHIFTED:.*]] = arith.addi %[[I]], %[[LO]] : index
+// CHECK:           %[[J:.*]] = linalg.index 1 : index
+// CHECK-NOT:       arith.addi %[[J]], %[[LO]]
+// CHECK:           arith.muli %[[SHIFTED]], %[[J]] : index
+func.func @indices(%out: memref<?x?xi64>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%out : memref<?x?xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %p = arith.muli %i, %j : index
+    %v = arith.index_cast %p : index to i64
+    linalg.yield %v : i64
+  }
+  return
+}

@@ -129,6 +129,34 @@ def test_thread_count_from_the_environment(threads):
     assert result.stdout.split()[0] == threads
 
 
+def test_split_ops_that_read_their_index_count_from_their_part():
+    # arange, eye and a step's arange read linalg.index: a part that starts
+    # `lo` iterations in must see the whole op's index (arange(300000)
+    # restarted at 0 halfway). Three threads, so that the split happens (in
+    # three parts) whatever this machine's cores.
+    script = (
+        "import numpy as np, mlir_scan as theano\n"
+        "from mlir_scan import tensor as T\n"
+        "n = T.iscalar('n')\n"
+        "x = T.matrix('x')\n"
+        "f = theano.function([n, x], [T.arange(n), T.eye(n) + x, T.arange(n * n).reshape((n, n)) + x])\n"
+        "for N in (5, 700, 1000):\n"
+        "    r, e, a = f(N, np.zeros((N, N)))\n"
+        "    assert np.array_equal(r, np.arange(N)), (N, r)\n"
+        "    assert np.array_equal(e, np.eye(N)), N\n"
+        "    assert np.array_equal(a, np.arange(N * N).reshape(N, N)), N\n"
+        "k = T.iscalar('k')\n"
+        "rows, _ = theano.scan(lambda i, k: T.arange(k) * i, sequences=T.arange(3), non_sequences=k)\n"
+        "g = theano.function([k], rows)\n"
+        "got = g(300000)\n"
+        "assert np.array_equal(got, np.arange(3)[:, None] * np.arange(300000)), got\n"
+    )
+    env = dict(os.environ, MLIR_SCAN_NUM_THREADS="3")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
 def test_parallel_option_is_a_bool():
     with pytest.raises(TypeError, match="parallel must be True or False"):
         mlir_scan.compile(RNN, parallel="yes")
