@@ -141,6 +141,12 @@ struct LoweringOptionsBase : PassPipelineOptions<Derived> {
       llvm::cl::desc("Run the iterations of large linalg ops on every core "
                      "(scan-parallelize-linalg)"),
       llvm::cl::init(true)};
+  typename Base::template Option<bool> splitReductions{
+      *this, "split-reductions",
+      llvm::cl::desc("Split a large h^T W along its reduction (whole rows of "
+                     "W per core) rather than along its columns "
+                     "(scan-parallelize-linalg's split-reductions)"),
+      llvm::cl::init(true)};
   typename Base::template Option<bool> blas{
       *this, "blas",
       llvm::cl::desc("Run large f32/f64 matrix products through the run-time "
@@ -178,7 +184,10 @@ std::string toLLVM(const LoweringOptionsBase<Derived> &options) {
   };
   fill("{blas}", options.blas ? "scan-call-blas," : "");
   fill("{vectorize}", options.vectorize ? "scan-vectorize-linalg-loops," : "");
-  fill("{parallel}", options.parallel ? "scan-parallelize-linalg," : "");
+  fill("{parallel}", !options.parallel ? ""
+                    : options.splitReductions
+                        ? "scan-parallelize-linalg,"
+                        : "scan-parallelize-linalg{split-reductions=0},");
   std::string vectorMath;
   if (options.vectorMath != "none") {
     vectorMath = "scan-call-vector-math{isa=" + options.vectorMath;

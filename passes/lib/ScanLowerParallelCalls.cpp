@@ -24,13 +24,16 @@ namespace scan {
 using namespace mlir;
 using scan::kChunkFuncPrefix;
 using scan::kParallelForFunc;
+using scan::kParallelPartsFunc;
 using scan::kParallelStubPrefix;
+using scan::kPartsStubPrefix;
 
 namespace {
 
-/// `void __mlir_scan_parallel_for(i64 lo, i64 hi, i64 work, ptr fn, ptr ctx)`.
-LLVM::LLVMFuncOp declareParallelFor(ModuleOp module, OpBuilder &b) {
-  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(kParallelForFunc))
+/// `void <name>(i64 lo, i64 hi, i64 work, ptr fn, ptr ctx)`: the run-time
+/// library's __mlir_scan_parallel_for or __mlir_scan_parallel_parts.
+LLVM::LLVMFuncOp declareRunner(ModuleOp module, OpBuilder &b, StringRef name) {
+  if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return fn;
   MLIRContext *ctx = module.getContext();
   auto i64 = IntegerType::get(ctx, 64);
@@ -38,9 +41,19 @@ LLVM::LLVMFuncOp declareParallelFor(ModuleOp module, OpBuilder &b) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   return LLVM::LLVMFuncOp::create(
-      b, module.getLoc(), kParallelForFunc,
+      b, module.getLoc(), name,
       LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                   {i64, i64, i64, ptr, ptr}));
+}
+
+/// The stub prefix `name` starts with and the run-time function its calls
+/// become, or none.
+std::optional<std::pair<StringRef, StringRef>> stubKind(StringRef name) {
+  if (name.starts_with(kParallelStubPrefix))
+    return std::make_pair(StringRef(kParallelStubPrefix), StringRef(kParallelForFunc));
+  if (name.starts_with(kPartsStubPrefix))
+    return std::make_pair(StringRef(kPartsStubPrefix), StringRef(kParallelPartsFunc));
+  return std::nullopt;
 }
 
 /// `@<chunk>_entry(ctx, lo, hi)`: loads slot k of `ctx` as the chunk's
@@ -82,7 +95,7 @@ struct ScanLowerParallelCallsPass
 
     SmallVector<LLVM::LLVMFuncOp> stubs;
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>())
-      if (fn.getName().starts_with(kParallelStubPrefix) && fn.isExternal())
+      if (stubKind(fn.getName()) && fn.isExternal())
         stubs.push_back(fn);
     if (stubs.empty())
       return;
@@ -90,11 +103,12 @@ struct ScanLowerParallelCallsPass
     llvm::StringMap<SmallVector<LLVM::CallOp>> callsOf;
     module.walk([&](LLVM::CallOp call) {
       if (std::optional<StringRef> callee = call.getCallee())
-        if (callee->starts_with(kParallelStubPrefix))
+        if (stubKind(*callee))
           callsOf[*callee].push_back(call);
     });
     for (LLVM::LLVMFuncOp stub : stubs) {
-      StringRef index = stub.getName().drop_front(kParallelStubPrefix.size());
+      auto [prefix, runner] = *stubKind(stub.getName());
+      StringRef index = stub.getName().drop_front(prefix.size());
       auto chunk = module.lookupSymbol<LLVM::LLVMFuncOp>(
           (kChunkFuncPrefix + index).str());
       if (!chunk || chunk.isExternal()) {
@@ -114,7 +128,7 @@ struct ScanLowerParallelCallsPass
       // packed wrapper the ExecutionEngine would make for an external one.
       chunk.setLinkage(LLVM::Linkage::Internal);
       LLVM::LLVMFuncOp entry = buildEntry(chunk, b);
-      LLVM::LLVMFuncOp parallelFor = declareParallelFor(module, b);
+      LLVM::LLVMFuncOp parallelFor = declareRunner(module, b, runner);
 
       for (LLVM::CallOp call : callsOf.lookup(stub.getName())) {
         Location loc = call.getLoc();

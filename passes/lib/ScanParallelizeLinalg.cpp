@@ -20,6 +20,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -37,6 +39,7 @@ using scan::loopSize;
 using scan::staticWork;
 using scan::kChunkFuncPrefix;
 using scan::kParallelStubPrefix;
+using scan::kPartsStubPrefix;
 
 namespace {
 
@@ -154,89 +157,350 @@ void markHot(func::FuncOp chunk) {
                  b.getArrayAttr({b.getStringAttr(scan::kHotChunkAttr)}));
 }
 
-/// Outlines `op` into `@__mlir_scan_chunk<index>` (or into an equal chunk
-/// of `done`) and replaces it by a call of `@__mlir_scan_run_chunks<index>`
-/// over all iterations of `dim`; the chunk function is marked hot if `hot`.
-void outline(linalg::GenericOp op, unsigned dim, unsigned index, bool hot,
-             SymbolTable &symbols, SmallVectorImpl<Outlined> &done) {
-  MLIRContext *ctx = op.getContext();
-  Location loc = op.getLoc();
-  auto parent = op->getParentOfType<func::FuncOp>();
+/// Makes the chunk functions of a module and the calls of their stubs.
+class ChunkBuilder {
+public:
+  explicit ChunkBuilder(ModuleOp module) : symbols(module) {}
 
-  // The chunk function's arguments: lo, hi, the op's distinct operands and
-  // the values its body uses from above.
-  SetVector<Value> args;
-  for (Value operand : op->getOperands())
-    args.insert(operand);
-  SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegion(0), captured);
-  args.insert(captured.begin(), captured.end());
+  /// Makes `@__mlir_scan_chunk<N>(%lo, %hi, args...)` before `parent`, its
+  /// body built by `body` (with `args` mapped to the function's arguments),
+  /// and calls `@<stubPrefix><N>(lo, hi, work, args...)` at `b`'s insertion
+  /// point. A chunk equal to one made before is dropped for that one (and
+  /// its stub); a chunk of a hot op is marked hot.
+  void call(OpBuilder &b, Location loc, func::FuncOp parent,
+            StringRef stubPrefix, Value lo, Value hi, Value work,
+            ArrayRef<Value> args, bool hot,
+            function_ref<void(OpBuilder &, Value, Value, IRMapping &)> body) {
+    // Numbered after what the module has (a module lowered twice).
+    while (symbols.lookup((kChunkFuncPrefix + Twine(next)).str()))
+      ++next;
+    std::string suffix = std::to_string(next++);
+    OpBuilder fb(b.getContext());
+    Type indexType = fb.getIndexType();
+    SmallVector<Type> inputs{indexType, indexType};
+    for (Value arg : args)
+      inputs.push_back(arg.getType());
+    fb.setInsertionPoint(parent);
+    auto chunk = func::FuncOp::create(fb, loc, (kChunkFuncPrefix + suffix).str(),
+                                      fb.getFunctionType(inputs, {}));
+    chunk.setPrivate();
+    symbols.insert(chunk);
+    Block *entry = chunk.addEntryBlock();
+    fb.setInsertionPointToStart(entry);
+    IRMapping mapping;
+    for (auto [arg, value] : llvm::zip(args, entry->getArguments().drop_front(2)))
+      mapping.map(arg, value);
+    body(fb, entry->getArgument(0), entry->getArgument(1), mapping);
+    fb.setInsertionPointToEnd(entry);
+    func::ReturnOp::create(fb, loc);
 
-  OpBuilder b(ctx);
-  Type indexType = b.getIndexType();
-  SmallVector<Type> chunkInputs{indexType, indexType};
-  for (Value arg : args)
-    chunkInputs.push_back(arg.getType());
-
-  b.setInsertionPoint(parent);
-  std::string suffix = std::to_string(index);
-  auto chunk = func::FuncOp::create(
-      b, loc, (kChunkFuncPrefix + suffix).str(),
-      b.getFunctionType(chunkInputs, {}));
-  chunk.setPrivate();
-  symbols.insert(chunk);
-  Block *entry = chunk.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  Value lo = entry->getArgument(0), hi = entry->getArgument(1);
-  Value size = arith::SubIOp::create(b, loc, hi, lo);
-  IRMapping mapping;
-  for (auto [arg, value] : llvm::zip(args, entry->getArguments().drop_front(2)))
-    mapping.map(arg, value);
-  SmallVector<Value> operands;
-  for (OpOperand &operand : op->getOpOperands())
-    operands.push_back(restrict(b, loc, mapping.lookup(operand.get()),
-                                op.getMatchingIndexingMap(&operand), dim, lo,
-                                size));
-  Operation *part = b.clone(*op, mapping);
-  part->setOperands(operands);
-  shiftIndices(part, dim, lo);
-  func::ReturnOp::create(b, loc);
-
-  // The call: all iterations, and the op's work for the run-time library.
-  func::FuncOp stub;
-  auto same = llvm::find_if(done, [&](const Outlined &o) { return sameChunk(o.chunk, chunk); });
-  if (same != done.end()) {
-    symbols.erase(chunk);
-    stub = same->stub;
-    if (hot)
-      markHot(same->chunk);
-  } else {
+    func::FuncOp stub;
+    auto same = llvm::find_if(done, [&](Outlined &o) {
+      return o.stub.getName().starts_with(stubPrefix) && sameChunk(o.chunk, chunk);
+    });
+    if (same != done.end()) {
+      symbols.erase(chunk);
+      chunk = same->chunk;
+      stub = same->stub;
+    } else {
+      SmallVector<Type> stubInputs{indexType, indexType, indexType};
+      llvm::append_range(stubInputs, TypeRange(ValueRange(args)));
+      fb.setInsertionPoint(parent);
+      stub = func::FuncOp::create(fb, loc, (stubPrefix + suffix).str(),
+                                  fb.getFunctionType(stubInputs, {}));
+      stub.setPrivate();
+      symbols.insert(stub);
+      done.push_back({chunk, stub});
+    }
     if (hot)
       markHot(chunk);
-    SmallVector<Type> stubInputs{indexType, indexType, indexType};
-    for (Value arg : args)
-      stubInputs.push_back(arg.getType());
-    b.setInsertionPoint(parent);
-    stub = func::FuncOp::create(b, loc, (kParallelStubPrefix + suffix).str(),
-                                b.getFunctionType(stubInputs, {}));
-    stub.setPrivate();
-    symbols.insert(stub);
-    done.push_back({chunk, stub});
+    SmallVector<Value> callArgs{lo, hi, work};
+    llvm::append_range(callArgs, args);
+    func::CallOp::create(b, loc, stub, callArgs);
   }
 
-  b.setInsertionPoint(op);
+private:
+  SymbolTable symbols;
+  SmallVector<Outlined> done;
+  unsigned next = 0;
+};
+
+/// The values `op`'s body uses from above (a part's chunk function takes
+/// them as arguments).
+SetVector<Value> capturedValues(linalg::GenericOp op) {
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegion(0), captured);
+  return captured;
+}
+
+/// `op`'s work for the run-time library: its iteration points, each
+/// weighted by pointCost.
+Value emitWeightedWork(OpBuilder &b, Location loc, linalg::GenericOp op) {
   Value work = emitWork(b, loc, op);
   if (int64_t cost = pointCost(op); cost != 1)
     work = arith::MulIOp::create(b, loc, work,
                                  arith::ConstantIndexOp::create(b, loc, cost));
-  SmallVector<Value> callArgs;
-  callArgs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-  callArgs.push_back(
-      getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim)));
-  callArgs.push_back(work);
-  callArgs.append(args.begin(), args.end());
-  func::CallOp::create(b, loc, stub, callArgs);
+  return work;
+}
+
+/// Replaces `op` by a call running it in parts along the parallel
+/// dimension `dim` (`@__mlir_scan_run_chunks<N>(0, size, work, ...)`): each
+/// part runs the op on the subviews of iterations [lo, hi) of `dim`.
+void splitParallel(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
+                   bool hot) {
+  Location loc = op.getLoc();
+  // The chunk function's arguments: the op's distinct operands and the
+  // values its body uses from above.
+  SetVector<Value> args;
+  for (Value operand : op->getOperands())
+    args.insert(operand);
+  SetVector<Value> captured = capturedValues(op);
+  args.insert(captured.begin(), captured.end());
+
+  OpBuilder b(op);
+  Value work = emitWeightedWork(b, loc, op);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value size = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim));
+  chunks.call(b, loc, op->getParentOfType<func::FuncOp>(), kParallelStubPrefix,
+              zero, size, work, args.getArrayRef(), hot,
+              [&](OpBuilder &fb, Value lo, Value hi, IRMapping &mapping) {
+    Value count = arith::SubIOp::create(fb, loc, hi, lo);
+    SmallVector<Value> operands;
+    for (OpOperand &operand : op->getOpOperands())
+      operands.push_back(restrict(fb, loc, mapping.lookup(operand.get()),
+                                  op.getMatchingIndexingMap(&operand), dim, lo,
+                                  count));
+    Operation *part = fb.clone(*op, mapping);
+    part->setOperands(operands);
+    shiftIndices(part, dim, lo);
+  });
   op.erase();
+}
+
+/// A reduction split's parts read at least this many iterations of the
+/// reduction dimension (rows of `W`: each part also zeroes and writes a
+/// row of partial sums, and the caller adds the rows).
+constexpr int64_t kRowsPerPart = 128;
+/// At most this many parts (cores) take a reduction split's op.
+constexpr int64_t kMaxReductionParts = 8;
+
+/// Whether `op` accumulates by addition: one output, whose element the body
+/// uses once, in the `arith.addf` or `arith.addi` it yields (`out + x`).
+/// Then the sum can be split into partial sums that start at 0.
+bool accumulatesBySum(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1)
+    return false;
+  Block *body = op.getBody();
+  Value element = body->getArgument(op.getNumDpsInputs());
+  Operation *sum = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!element.getType().isIntOrFloat() ||
+      element.getType().getIntOrFloatBitWidth() < 8)
+    return false;
+  return sum && isa<arith::AddFOp, arith::AddIOp>(sum) &&
+         element.hasOneUse() && sum->getParentRegion() == &op->getRegion(0) &&
+         (sum->getOperand(0) == element || sum->getOperand(1) == element);
+}
+
+/// The reduction dimension to split `op` along rather than its parallel
+/// dimension `dim`, if any. That is when `dim` is the innermost loop, the
+/// contiguous dimension of a matrix the op reads along a reduction (the
+/// `h^T W` of a step: `W[k, j]`, the sum over k): parts of `dim` would each
+/// read a slice of every row of `W` (half rows, on two cores), which the
+/// cores' prefetchers stream from L3 slower than whole consecutive rows
+/// when the slice is under a page (see kMaxSplitRowBytes). Split along the
+/// reduction, each part reads whole rows, into a row of partial sums.
+std::optional<unsigned> reductionToSplit(linalg::GenericOp op, unsigned dim) {
+  if (dim + 1 != op.getNumLoops() || !accumulatesBySum(op))
+    return std::nullopt;
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  AffineExpr inner = getAffineDimExpr(dim, op.getContext());
+  if (outMap.getNumResults() != 1 || outMap.getResult(0) != inner)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map.getNumResults() < 2 || map.getResults().back() != inner)
+      continue;
+    for (AffineExpr expr : map.getResults().drop_back())
+      if (auto d = dyn_cast<AffineDimExpr>(expr);
+          d && iterators[d.getPosition()] == utils::IteratorType::reduction)
+        return d.getPosition();
+  }
+  return std::nullopt;
+}
+
+/// The value of `v` in a chunk function: a constant is made again there
+/// (LLVM folds it into the loops), anything else is the mapped argument.
+Value inChunk(OpBuilder &b, Value v, IRMapping &mapping) {
+  if (Operation *def = v.getDefiningOp(); def && matchPattern(def, m_Constant()))
+    return b.clone(*def)->getResult(0);
+  return mapping.lookup(v);
+}
+
+/// Replaces `op` (an accumulation by sum whose reduction dimension `red`
+/// has at least 2 * kRowsPerPart iterations, and whose output is indexed by
+/// its innermost, parallel, dimension `dim`) by a call running it in parts
+/// of the reduction (`@__mlir_scan_run_parts<N>(0, parts, work, ...)`):
+/// part p sums iterations [K p / P, K (p + 1) / P) of `red` into row p of a
+/// buffer of partial sums, which the caller then adds to the output in the
+/// order of p. The parts are a function of the sizes alone, so the results
+/// do not depend on how many cores run them.
+void splitReduction(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
+                    unsigned red, bool hot) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  OpBuilder b(op);
+  Value out = op.getDpsInitOperand(0)->get();
+  Type element = getElementTypeOrSelf(out.getType());
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value rows = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, red));
+  Value cols = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim));
+  // Folded where the sizes are static: a static op gets constant parts.
+  Value parts = b.createOrFold<arith::MinUIOp>(
+      loc, b.createOrFold<arith::DivUIOp>(loc, rows, index(kRowsPerPart)),
+      index(kMaxReductionParts));
+  // Rows of whole cache lines, so that parts on different cores do not
+  // write the same line.
+  Value stride = b.createOrFold<arith::MulIOp>(
+      loc, b.createOrFold<arith::CeilDivUIOp>(loc, cols, index(16)), index(16));
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  for (Value size : {parts, stride}) {
+    std::optional<int64_t> known = getConstantIntValue(size);
+    shape.push_back(known ? *known : ShapedType::kDynamic);
+    if (!known)
+      dynamicSizes.push_back(size);
+  }
+  auto bufferType = MemRefType::get(shape, element);
+  Value partials = memref::AllocOp::create(b, loc, bufferType, dynamicSizes,
+                                           b.getI64IntegerAttr(64));
+
+  SetVector<Value> args;
+  for (Value v : {parts, rows, cols})
+    if (!matchPattern(v, m_Constant()))
+      args.insert(v);
+  args.insert(partials);
+  for (OpOperand *input : op.getDpsInputOperands())
+    args.insert(input->get());
+  SetVector<Value> captured = capturedValues(op);
+  args.insert(captured.begin(), captured.end());
+
+  Value work = emitWeightedWork(b, loc, op);
+  chunks.call(b, loc, op->getParentOfType<func::FuncOp>(), kPartsStubPrefix,
+              index(0), parts, work, args.getArrayRef(), hot,
+              [&](OpBuilder &fb, Value lo, Value hi, IRMapping &mapping) {
+    Value count = inChunk(fb, parts, mapping), size = inChunk(fb, rows, mapping);
+    Value width = inChunk(fb, cols, mapping), buffer = mapping.lookup(partials);
+    Value one = arith::ConstantIndexOp::create(fb, loc, 1);
+    auto loop = scf::ForOp::create(fb, loc, lo, hi, one);
+    fb.setInsertionPoint(loop.getBody()->getTerminator());
+    Value p = loop.getInductionVar();
+    auto bound = [&](Value q) {
+      return fb.createOrFold<arith::DivUIOp>(
+          loc, fb.createOrFold<arith::MulIOp>(loc, size, q), count);
+    };
+    Value begin = bound(p), end = bound(arith::AddIOp::create(fb, loc, p, one));
+    Value length = fb.createOrFold<arith::SubIOp>(loc, end, begin);
+    SmallVector<OpFoldResult> offsets{p, fb.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1), getAsOpFoldResult(width)};
+    SmallVector<OpFoldResult> strides(2, fb.getIndexAttr(1));
+    auto rowType = memref::SubViewOp::inferRankReducedResultType(
+        {getConstantIntValue(width).value_or(ShapedType::kDynamic)}, bufferType, offsets,
+        sizes, strides);
+    Value row = memref::SubViewOp::create(fb, loc, rowType, buffer, offsets, sizes, strides);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+    linalg::GenericOp::create(
+        fb, loc, TypeRange{}, ValueRange{}, ValueRange{row}, ArrayRef<AffineMap>{identity},
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange) {
+          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(element));
+          linalg::YieldOp::create(nb, l, zero);
+        });
+    SmallVector<Value> operands;
+    for (OpOperand *input : op.getDpsInputOperands())
+      operands.push_back(restrict(fb, loc, mapping.lookup(input->get()),
+                                  op.getMatchingIndexingMap(input), red, begin,
+                                  length));
+    operands.push_back(row);
+    Operation *part = fb.clone(*op, mapping);
+    part->setOperands(operands);
+    shiftIndices(part, red, begin);
+  });
+
+  // out += the partial sums, in the order of the parts.
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes{getAsOpFoldResult(parts), getAsOpFoldResult(cols)};
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  Value sums = memref::SubViewOp::create(b, loc, partials, offsets, sizes, strides);
+  AffineExpr p = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx);
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{sums}, ValueRange{out},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, {p, j}, ctx), AffineMap::get(2, 0, {j}, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
+                                    utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value sum = isa<FloatType>(element)
+                        ? arith::AddFOp::create(nb, l, a[1], a[0]).getResult()
+                        : arith::AddIOp::create(nb, l, a[1], a[0]).getResult();
+        linalg::YieldOp::create(nb, l, sum);
+      });
+  memref::DeallocOp::create(b, loc, partials);
+  op.erase();
+}
+
+/// A reduction split is for matrices whose rows are narrower than this:
+/// split by columns on two cores, each part would read less than a page
+/// (4 KiB) of every row, which the cores' prefetchers stream from L3 slower
+/// than whole rows. Wider rows give each of two cores whole pages of every
+/// row, as fast as whole rows or faster (docs/performance.md, "Ninth
+/// round"), and keep the unsplit op's rounding. A bound on the sizes alone,
+/// not on the cores: the results must not depend on the thread count.
+constexpr int64_t kMaxSplitRowBytes = 8192;
+
+/// Replaces `op` by a call running it in parts: along the reduction `red`
+/// when it has at least 2 * kRowsPerPart iterations and the rows of its
+/// matrix are narrower than kMaxSplitRowBytes (tested at run time where the
+/// sizes are dynamic), else along the parallel dimension `dim`.
+void splitEitherWay(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
+                    unsigned red, bool hot) {
+  int64_t bytes = llvm::divideCeil(
+      getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())
+          .getIntOrFloatBitWidth(),
+      8);
+  int64_t maxColumns = kMaxSplitRowBytes / bytes;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  bool staticRows = !ShapedType::isDynamic(ranges[red]);
+  bool staticColumns = !ShapedType::isDynamic(ranges[dim]);
+  if ((staticRows && ranges[red] < 2 * kRowsPerPart) ||
+      (staticColumns && ranges[dim] >= maxColumns))
+    return splitParallel(chunks, op, dim, hot);
+  if (staticRows && staticColumns)
+    return splitReduction(chunks, op, dim, red, hot);
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto test = [&](unsigned d, arith::CmpIPredicate predicate, int64_t bound) {
+    Value size = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, d));
+    return arith::CmpIOp::create(b, loc, predicate, size,
+                                 arith::ConstantIndexOp::create(b, loc, bound))
+        .getResult();
+  };
+  Value byRowsPays;
+  if (!staticRows)
+    byRowsPays = test(red, arith::CmpIPredicate::uge, 2 * kRowsPerPart);
+  if (!staticColumns) {
+    Value narrow = test(dim, arith::CmpIPredicate::ult, maxColumns);
+    byRowsPays = byRowsPays ? arith::AndIOp::create(b, loc, byRowsPays, narrow).getResult()
+                            : narrow;
+  }
+  auto branch = scf::IfOp::create(b, loc, byRowsPays, /*withElseRegion=*/true);
+  b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  auto byRows = cast<linalg::GenericOp>(b.clone(*op));
+  b.setInsertionPoint(branch.elseBlock()->getTerminator());
+  auto byColumns = cast<linalg::GenericOp>(b.clone(*op));
+  op.erase();
+  splitReduction(chunks, byRows, dim, red, hot);
+  splitParallel(chunks, byColumns, dim, hot);
 }
 
 struct ScanParallelizeLinalgPass
@@ -259,14 +523,17 @@ struct ScanParallelizeLinalgPass
       if (std::optional<unsigned> dim = splitDimension(op))
         candidates.push_back({op, *dim, hot});
     });
-    SymbolTable symbols(module);
-    SmallVector<Outlined> done;
-    unsigned index = 0;
+    ChunkBuilder chunks(module);
     for (auto [op, dim, hot] : candidates) {
-      // Numbered after what the module has (a module lowered twice).
-      while (symbols.lookup((kChunkFuncPrefix + std::to_string(index)).str()))
-        ++index;
-      outline(op, dim, index++, hot, symbols, done);
+      std::optional<unsigned> red;
+      if (splitReductions)
+        red = reductionToSplit(op, dim);
+      if (red) {
+        splitEitherWay(chunks, op, dim, *red, hot);
+        ++numSplitReduction;
+      } else {
+        splitParallel(chunks, op, dim, hot);
+      }
       ++numSplit;
     }
   }

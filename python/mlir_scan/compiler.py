@@ -33,7 +33,7 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
             vectorize: bool = True, checks: bool = True, parallel: bool = True, target: str = "cpu",
             block_steps: int = 64, private_nonsequences: bool = True, free_early: bool = True,
             blas: bool = True, tiered: bool = True, vector_math: bool = True,
-            **cuda_options: Any) -> Program:
+            split_reductions: bool = True, **cuda_options: Any) -> Program:
     """Compiles MLIR text or an ``mlir.ir.Module`` into a :class:`Program`.
 
     ``optimize=True`` runs ``scan-optimize`` (Theano's ``FAST_RUN``),
@@ -50,6 +50,12 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
     on the calling thread; by default the iterations of large linalg ops
     (``scan-parallelize-linalg``: a step's ``h W`` with a large ``W``) run on
     every core (``MLIR_SCAN_NUM_THREADS`` sets how many threads; 1 is off).
+    ``split_reductions=False`` splits a step's ``h W`` (large, ``W`` read
+    along its rows) across the cores by columns of ``W`` instead of by
+    blocks of rows (each core then reads a part of every row; by rows, each
+    core's partial sums are added at the end, in a fixed order: the results
+    are the same on any number of cores, and differ from the unsplit
+    product's in rounding only).
     ``block_steps`` is how many steps ``convert-scan-to-scf`` runs per block
     when it computes a sequence's producer or a sum over a nitsot's rows a
     block at a time (0: never in blocks); ``private_nonsequences=False`` never
@@ -94,4 +100,5 @@ def compile(source: str | ir.Module, optimize: bool | str = True, opt_level: int
                         "to target='cuda'")
     return Program(source, optimize=optimize, opt_level=opt_level, vectorize=vectorize, checks=checks,
                    parallel=parallel, block_steps=block_steps, private_nonsequences=private_nonsequences,
-                   free_early=free_early, blas=blas, tiered=tiered, vector_math=vector_math)
+                   free_early=free_early, blas=blas, tiered=tiered, vector_math=vector_math,
+                   split_reductions=split_reductions)

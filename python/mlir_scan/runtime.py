@@ -165,6 +165,7 @@ def _runtime_symbols() -> dict[str, int]:
         "__mlir_scan_entries_ready": "__mlir_scan_entries_ready",
         # python/runtime/ScanParallel.cpp (scan-lower-parallel-calls)
         "__mlir_scan_parallel_for": "__mlir_scan_parallel_for",
+        "__mlir_scan_parallel_parts": "__mlir_scan_parallel_parts",
         # python/runtime/ScanBlas.cpp (scan-call-blas)
         "mlir_scan_blas_gemm_f64": "mlirScanBlasGemmF64",
         "mlir_scan_blas_gemm_f32": "mlirScanBlasGemmF32",
@@ -877,11 +878,12 @@ class Program:
     def __init__(self, source: str | ir.Module, optimize: bool | str = True, opt_level: int = 3,
                  vectorize: bool = True, checks: bool = True, parallel: bool = True, block_steps: int = 64,
                  private_nonsequences: bool = True, free_early: bool = True, blas: bool = True,
-                 tiered: bool = True, vector_math: bool = True):
+                 tiered: bool = True, vector_math: bool = True, split_reductions: bool = True):
         _check_options(optimize, opt_level, block_steps, vectorize=vectorize, checks=checks, parallel=parallel,
                        private_nonsequences=private_nonsequences, free_early=free_early, blas=blas,
-                       tiered=tiered, vector_math=vector_math)
+                       tiered=tiered, vector_math=vector_math, split_reductions=split_reductions)
         lowering = (f"{_TO_LLVM}{{vectorize={int(bool(vectorize))} parallel={int(bool(parallel))} "
+                    f"split-reductions={int(bool(split_reductions))} "
                     f"blas={int(bool(blas))} {_vector_math.pipeline_options(bool(vector_math))}}}")
         to_scf = _TO_SCF
         if block_steps != 64 or not private_nonsequences:

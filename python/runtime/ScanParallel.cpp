@@ -50,8 +50,9 @@ using ChunkFn = void (*)(void *context, int64_t lo, int64_t hi);
 /// Below this much work (iteration points of the op) a loop is not split:
 /// waking a worker and waiting for it would cost more than it saves.
 constexpr int64_t kMinWorkPerPart = int64_t(1) << 17;
-/// Parts start at multiples of this many iterations (whole vectors, and
-/// output elements of different parts in different cache lines).
+/// The parts of __mlir_scan_parallel_for start at multiples of this many
+/// iterations (whole vectors, and output elements of different parts in
+/// different cache lines).
 constexpr int64_t kAlign = 16;
 /// How much of the calling thread's work SplitJudge judges at a time:
 /// longer than a scheduler time slice (about 3 ms with one more busy thread
@@ -160,9 +161,11 @@ public:
   }
   // Never destroyed (see instance()): workers may be parked at exit.
 
-  /// Runs fn on [lo, hi) in `parts` parts (1 < parts <= 65535); false when
-  /// the pool is busy with another loop.
-  bool run(ChunkFn fn, void *context, int64_t lo, int64_t hi, int parts) {
+  /// Runs fn on [lo, hi) in `parts` parts that start at multiples of
+  /// `grain` iterations (1 < parts <= 65535); false when the pool is busy
+  /// with another loop.
+  bool run(ChunkFn fn, void *context, int64_t lo, int64_t hi, int64_t grain,
+           int parts) {
     std::unique_lock<std::mutex> owner(busy, std::try_to_lock);
     if (!owner.owns_lock())
       return false;
@@ -172,6 +175,7 @@ public:
     this->context = context;
     this->lo = lo;
     this->hi = hi;
+    this->grain = grain;
     this->parts = parts;
     pending.store(parts, std::memory_order_relaxed);
     uint64_t generation = Ticket::generation(ticket.load()) + 1;
@@ -221,10 +225,10 @@ private:
 
   void runPart(int part) {
     int64_t n = hi - lo;
-    // Equal parts, rounded to whole kAlign blocks.
-    int64_t blocks = (n + kAlign - 1) / kAlign;
-    int64_t begin = lo + std::min(n, blocks * part / parts * kAlign);
-    int64_t end = lo + std::min(n, blocks * (part + 1) / parts * kAlign);
+    // Equal parts, rounded to whole grains.
+    int64_t blocks = (n + grain - 1) / grain;
+    int64_t begin = lo + std::min(n, blocks * part / parts * grain);
+    int64_t end = lo + std::min(n, blocks * (part + 1) / parts * grain);
     if (begin < end)
       fn(context, begin, end);
   }
@@ -268,7 +272,7 @@ private:
   // The loop being run (written before its ticket is published).
   ChunkFn fn = nullptr;
   void *context = nullptr;
-  int64_t lo = 0, hi = 0;
+  int64_t lo = 0, hi = 0, grain = 1;
   int parts = 0;
 };
 
@@ -294,29 +298,48 @@ Pool &instance() {
   return *pool;
 }
 
+/// Runs `fn(context, a, b)` over consecutive ranges [a, b) covering [lo, hi)
+/// that start at multiples of `grain`, on every core when `work` is large
+/// enough, else on this thread in one call.
+void parallelFor(int64_t lo, int64_t hi, int64_t grain, int64_t work,
+                 ChunkFn fn, void *context) {
+  if (hi <= lo)
+    return;
+  int64_t parts = std::min<int64_t>(threadCount(), work / kMinWorkPerPart);
+  parts = std::min({parts, (hi - lo + grain - 1) / grain, int64_t(0xffff)});
+  if (parts > 1 && !forked.load(std::memory_order_relaxed)) {
+    Pool &pool = instance();
+    int backoff = pool.backoff.load(std::memory_order_relaxed);
+    if (backoff > 0)
+      pool.backoff.store(backoff - 1, std::memory_order_relaxed);
+    else if (pool.run(fn, context, lo, hi, grain, int(parts)))
+      return;
+  }
+  fn(context, lo, hi);
+}
+
 } // namespace
 
 extern "C" {
 
 /// Runs `fn(context, a, b)` over consecutive ranges [a, b) covering [lo, hi),
 /// on every core when `work` (the op's iteration points) is large enough,
-/// else on this thread in one call.
+/// else on this thread in one call. The ranges start at multiples of 16.
 MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_for(int64_t lo, int64_t hi,
                                                        int64_t work, ChunkFn fn,
                                                        void *context) {
-  if (hi <= lo)
-    return;
-  int64_t parts = std::min<int64_t>(threadCount(), work / kMinWorkPerPart);
-  parts = std::min({parts, (hi - lo + kAlign - 1) / kAlign, int64_t(0xffff)});
-  if (parts > 1 && !forked.load(std::memory_order_relaxed)) {
-    Pool &pool = instance();
-    int backoff = pool.backoff.load(std::memory_order_relaxed);
-    if (backoff > 0)
-      pool.backoff.store(backoff - 1, std::memory_order_relaxed);
-    else if (pool.run(fn, context, lo, hi, int(parts)))
-      return;
-  }
-  fn(context, lo, hi);
+  parallelFor(lo, hi, kAlign, work, fn, context);
+}
+
+/// As __mlir_scan_parallel_for, for [lo, hi) a range of parts, each a
+/// whole unit of work (scan-parallelize-linalg's reduction splits): the
+/// ranges are of whole parts, however few.
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_parts(int64_t lo,
+                                                         int64_t hi,
+                                                         int64_t work,
+                                                         ChunkFn fn,
+                                                         void *context) {
+  parallelFor(lo, hi, 1, work, fn, context);
 }
 
 /// Feeds `count` loops to a new SplitJudge (tests): loop i worked

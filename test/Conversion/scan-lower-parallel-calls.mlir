@@ -43,6 +43,32 @@ module {
 
 // -----
 
+// A call asking for parts of a reduction split (scan-parallelize-linalg's
+// `@__mlir_scan_run_parts<N>`) goes to `__mlir_scan_parallel_parts`, which
+// runs ranges of whole parts; the slots and the entry function are as above.
+
+// CHECK-LABEL: llvm.func internal @__mlir_scan_chunk3_entry(
+// CHECK:         llvm.call @__mlir_scan_chunk3(
+// CHECK-NOT:   @__mlir_scan_run_parts3
+// CHECK-LABEL: llvm.func @parts(
+// CHECK:         %[[FN:.*]] = llvm.mlir.addressof @__mlir_scan_chunk3_entry
+// CHECK:         llvm.call @__mlir_scan_parallel_parts(%{{.*}}, %{{.*}}, %{{.*}}, %[[FN]], %{{.*}})
+// CHECK-NOT:     __mlir_scan_parallel_for
+// CHECK:       llvm.func @__mlir_scan_parallel_parts(i64, i64, i64, !llvm.ptr, !llvm.ptr)
+module {
+  llvm.func @__mlir_scan_chunk3(%lo: i64, %hi: i64, %p: !llvm.ptr) {
+    llvm.return
+  }
+  llvm.func @__mlir_scan_run_parts3(i64, i64, i64, !llvm.ptr)
+  llvm.func @parts(%p: !llvm.ptr, %n: i64) {
+    %lo = llvm.mlir.constant(0 : i64) : i64
+    llvm.call @__mlir_scan_run_parts3(%lo, %n, %n, %p) : (i64, i64, i64, !llvm.ptr) -> ()
+    llvm.return
+  }
+}
+
+// -----
+
 module {
   // expected-error @+1 {{scan-lower-parallel-calls: no chunk function @__mlir_scan_chunk7 for this declaration}}
   llvm.func @__mlir_scan_run_chunks7(i64, i64, i64)

@@ -1,8 +1,12 @@
 """Large linalg ops on every core (scan-parallelize-linalg, python/runtime/ScanParallel.cpp).
 
 Splitting an op along a parallel dimension changes no element's arithmetic
-(each output element is computed by one part, in the same order), so the
-results are compared bit for bit with ``compile(..., parallel=False)``.
+(each output element is computed by one part, in the same order), so those
+results are compared bit for bit with ``compile(..., parallel=False)``. A
+step's ``h W`` with at least 256 rows is split along its reduction instead
+(partial sums over blocks of rows, added in a fixed order): its results
+differ from the unsplit product's in rounding only, are the same bits with
+any number of threads, and ``split_reductions=False`` gives the serial bits.
 Timing is the benchmark's business (bench/run.py), not these tests'.
 """
 
@@ -50,13 +54,45 @@ def _rnn_args(hidden: int, steps: int = 20, seed: int = 0):
 
 def test_the_step_of_a_large_state_is_split_and_gives_the_same_bits():
     split = mlir_scan.compile(RNN)
+    by_columns = mlir_scan.compile(RNN, split_reductions=False)
     serial = mlir_scan.compile(RNN, parallel=False)
     assert "__mlir_scan_parallel_for" in split.ir("llvm")
+    assert "__mlir_scan_parallel_parts" in split.ir("llvm")
+    assert "__mlir_scan_parallel_parts" not in by_columns.ir("llvm")
     assert "__mlir_scan_parallel_for" not in serial.ir("llvm")
-    # Below, at and above the run-time threshold, sizes that leave remainders.
-    for hidden in (3, 64, 361, 512, 700):
+    # Below, at and above the run-time thresholds (2**17 points; 256 rows for
+    # the reduction split), sizes that leave remainders (700 rows: 5 parts of
+    # 140; 1000: 7 parts of 142 or 143).
+    for hidden in (3, 64, 255, 256, 361, 512, 700, 1000):
         args = _rnn_args(hidden)
-        np.testing.assert_array_equal(split.rnn(*args), serial.rnn(*args))
+        want = serial.rnn(*args)
+        np.testing.assert_array_equal(by_columns.rnn(*args), want)
+        got = split.rnn(*args)
+        if hidden < 256:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+        # Against NumPy's own loop, as a check of both.
+        xs, h, W = args
+        for t in range(xs.shape[0]):
+            h = np.tanh(h @ W + xs[t])
+            np.testing.assert_allclose(got[t], h, rtol=1e-10, atol=1e-12)
+
+
+def test_a_reduction_split_in_float32_and_int64():
+    # f32: parts of rows of W, within f32 rounding of NumPy's product;
+    # int64 (an arith.addi accumulation): exact.
+    for dtype, check in ((np.float32, lambda got, want: np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-4)),
+                         (np.int64, np.testing.assert_array_equal)):
+        x, W = T.vector("x", dtype=np.dtype(dtype).name), T.matrix("W", dtype=np.dtype(dtype).name)
+        f = theano.function([x, W], T.dot(x, W))
+        rng = np.random.default_rng(3)
+        for k, n in ((300, 500), (1031, 700), (257, 1024), (600, 1000)):
+            if dtype == np.int64:
+                xv, Wv = rng.integers(-1000, 1000, k), rng.integers(-1000, 1000, (k, n))
+            else:
+                xv, Wv = rng.normal(size=k).astype(dtype), rng.normal(size=(k, n)).astype(dtype)
+            check(f(xv, Wv), xv @ Wv)
 
 
 def test_static_small_ops_are_not_split():
@@ -78,11 +114,13 @@ def test_theano_api_rnn_and_pushed_out_matmul_are_split():
                         sequences=x, outputs_info=h0, non_sequences=[W, U])
     f = theano.function([x, h0, W, U], hs)
     assert "__mlir_scan_parallel_for" in f.program.ir("llvm")
+    assert "__mlir_scan_parallel_parts" in f.program.ir("llvm")
     rng = np.random.default_rng(1)
     args = (rng.normal(size=(30, 40)), rng.normal(size=600), rng.normal(size=(600, 600)) / 25,
             rng.normal(size=(40, 600)) / 7)
     serial = mlir_scan.compile(f.ir, parallel=False)
-    np.testing.assert_array_equal(f(*args), serial.f(*args))
+    np.testing.assert_allclose(f(*args), serial.f(*args), rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(mlir_scan.compile(f.ir, split_reductions=False).f(*args), serial.f(*args))
 
 
 def test_many_threads_calling_split_programs_get_their_own_results():
@@ -109,24 +147,43 @@ def test_many_threads_calling_split_programs_get_their_own_results():
     assert not errors, errors[0]
 
 
+_SAME_BITS_SCRIPT = (
+    "import hashlib, numpy as np, mlir_scan, sys\n"
+    "from mlir_scan import _registration\n"
+    "lib = _registration.runtime_library()\n"
+    "print(lib.mlirScanNumThreads())\n"
+    "src = sys.stdin.read()\n"
+    "p, q = mlir_scan.compile(src), mlir_scan.compile(src, split_reductions=False)\n"
+    "s = mlir_scan.compile(src, parallel=False)\n"
+    "rng = np.random.default_rng(0)\n"
+    "args = (rng.normal(size=(5, 700)), rng.normal(size=700), rng.normal(size=(700, 700)) / 26)\n"
+    "assert (q.rnn(*args) == s.rnn(*args)).all()\n"
+    "print(hashlib.sha256(p.rnn(*args).tobytes()).hexdigest())\n"
+)
+
+
 @pytest.mark.parametrize("threads", ["1", "3"])
 def test_thread_count_from_the_environment(threads):
-    script = (
-        "import numpy as np, mlir_scan, sys\n"
-        "from mlir_scan import _registration\n"
-        "lib = _registration.runtime_library()\n"
-        "print(lib.mlirScanNumThreads())\n"
-        f"src = sys.stdin.read()\n"
-        "p, q = mlir_scan.compile(src), mlir_scan.compile(src, parallel=False)\n"
-        "rng = np.random.default_rng(0)\n"
-        "args = (rng.normal(size=(5, 700)), rng.normal(size=700), rng.normal(size=(700, 700)) / 26)\n"
-        "assert (p.rnn(*args) == q.rnn(*args)).all()\n"
-    )
+    # The threads change nothing in the results: a column split computes
+    # every element as the serial op does, and a reduction split's parts
+    # depend on the sizes alone (the same bits as this process's, which has
+    # as many threads as cores).
     env = dict(os.environ, MLIR_SCAN_NUM_THREADS=threads)
-    result = subprocess.run([sys.executable, "-c", script], input=RNN, capture_output=True, text=True,
-                            env=env, timeout=300)
+    result = subprocess.run([sys.executable, "-c", _SAME_BITS_SCRIPT], input=RNN, capture_output=True,
+                            text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[0] == threads
+    reported, digest = result.stdout.split()[:2]
+    assert reported == threads
+    import hashlib
+
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=(5, 700)), rng.normal(size=700), rng.normal(size=(700, 700)) / 26)
+    assert digest == hashlib.sha256(mlir_scan.compile(RNN).rnn(*args).tobytes()).hexdigest()
+
+
+def test_split_reductions_option_is_a_bool():
+    with pytest.raises(TypeError, match="split_reductions must be True or False"):
+        mlir_scan.compile(RNN, split_reductions=1)
 
 
 def test_split_ops_that_read_their_index_count_from_their_part():

@@ -50,12 +50,19 @@ void privatizeDestinations(Operation *root, RewriterBase &rewriter);
 /// `@__mlir_scan_chunk<N>` runs an op's iterations [lo, hi) of one dimension,
 /// a call of the declaration `@__mlir_scan_run_chunks<N>` asks for those
 /// iterations on every core, and `__mlir_scan_parallel_for` is the run-time
-/// library's entry point that runs them (python/runtime/ScanParallel.cpp).
+/// library's entry point that runs them (python/runtime/ScanParallel.cpp),
+/// in ranges that start at multiples of 16 iterations. A call of
+/// `@__mlir_scan_run_parts<N>` asks for parts [lo, hi) of an op split along
+/// its reduction, each a whole unit of work, which
+/// `__mlir_scan_parallel_parts` runs in ranges of whole parts.
 inline constexpr llvm::StringLiteral kChunkFuncPrefix = "__mlir_scan_chunk";
 inline constexpr llvm::StringLiteral kParallelStubPrefix =
     "__mlir_scan_run_chunks";
 inline constexpr llvm::StringLiteral kParallelForFunc =
     "__mlir_scan_parallel_for";
+inline constexpr llvm::StringLiteral kPartsStubPrefix = "__mlir_scan_run_parts";
+inline constexpr llvm::StringLiteral kParallelPartsFunc =
+    "__mlir_scan_parallel_parts";
 
 /// The LLVM function attribute (a `passthrough` string) that
 /// scan-parallelize-linalg gives a chunk function whose static work reaches

@@ -1074,6 +1074,29 @@ def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> 
     splits the range across the cores when the work is large enough and
     otherwise makes one call on the calling thread.
 
+    A body that reads `linalg.index` of the split dimension gets the
+    whole op's index (`lo` is added to it in the chunk function).
+
+    An op that accumulates by addition into one output indexed by its
+    innermost, parallel, dimension, which is also the contiguous dimension
+    of a matrix read along a reduction (the `h^T W` of a scan step, with
+    `W[k, j]`), is split along that reduction instead, when it has at least
+    256 iterations and the rows of `W` are narrower than 8 KiB (tested at
+    run time for dynamic sizes; else it is split along `j` as above). Split
+    along `j` on two cores, each part would read less than a page of every
+    row of `W`, which the cores' prefetchers stream from L3 slower than
+    whole rows (the 1024 x 1024 f32 `W` of W5: 1.2-1.3x); rows of 8 KiB or
+    more give each core whole pages. Part p of P = min(8, K / 128)
+    parts sums iterations `[K p / P, K (p + 1) / P)` of the reduction into
+    row p of a buffer of partial sums (rows padded to 16 elements); the
+    caller then adds the rows to the output, in the order of p. The chunk
+    function `@__mlir_scan_chunk<N>(%lo, %hi, ...)` runs parts [lo, hi), and
+    the call is of `@__mlir_scan_run_parts<N>(0, P, work, ...)`, which
+    `scan-lower-parallel-calls` connects to `__mlir_scan_parallel_parts`
+    (ranges of whole parts). The parts depend on the sizes alone, so the
+    results are the same on any number of cores; they differ from the
+    unsplit op's in rounding (a sum in another order).
+
     Only ops whose body is free of side effects are split; an op whose
     static work is below `min-work` is left alone. A point whose body calls
     the C math library (`math.powf`, `math.exp`, ...) counts 1 + 16 per
@@ -1108,12 +1131,19 @@ def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> 
            "dynamic sizes)">,
     Option<"hotWork", "hot-work", "int64_t", /*default=*/"1 << 18",
            "Chunk functions of ops whose static work reaches this many "
-           "points are marked \"mlir-scan-hot\" (0: none are)">
+           "points are marked \"mlir-scan-hot\" (0: none are)">,
+    Option<"splitReductions", "split-reductions", "bool", /*default=*/"true",
+           "Split an accumulation by sum whose output is indexed by the "
+           "contiguous dimension of a matrix along its reduction (false: "
+           "along that dimension, as any other op)">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"];
+                           "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect"];
   let statistics = [
-    Statistic<"numSplit", "split", "Number of linalg ops whose iterations may run on several cores">
+    Statistic<"numSplit", "split", "Number of linalg ops whose iterations may run on several cores">,
+    Statistic<"numSplitReduction", "split-reduction",
+              "Number of those split along a reduction (when it is long enough)">
   ];
 }
 
@@ -1125,7 +1155,8 @@ def ScanLowerParallelCalls : Pass<"scan-lower-parallel-calls", "::mlir::ModuleOp
     `scan-parallelize-linalg` becomes: `args` stored into a stack array (one
     8-byte slot each; memref descriptors are expanded into their fields by
     then), and a call of `__mlir_scan_parallel_for(lo, hi, work, @entry,
-    array)`, where `@__mlir_scan_chunk<N>_entry(ctx, a, b)` is a function
+    array)` (of `__mlir_scan_parallel_parts` for a declaration
+    `@__mlir_scan_run_parts<N>`), where `@__mlir_scan_chunk<N>_entry(ctx, a, b)` is a function
     this pass adds: it loads the arguments from the array and calls
     `@__mlir_scan_chunk<N>(a, b, args...)`. The declarations are removed.
   }];
