@@ -548,6 +548,9 @@ def test_a_theano_function_is_callable_while_its_quick_code_compiles(no_compile_
     called (the first waits), as the LSTM tutorial compiles and calls its
     training step's two functions."""
     inputs, hs, args = _theano_rnn()
+    # The same graph compiled by another test in this process would be taken
+    # from the builder's cache, with its optimized code.
+    importlib.import_module("mlir_scan.builder.function")._CACHE.clear()
     with _quick_compiles(1) as hook, concurrent.futures.ThreadPoolExecutor(1) as pool:
         grad = mlir_scan.function(inputs, T.grad(hs.sum(), inputs[2]))
         states = mlir_scan.function(inputs, hs)
