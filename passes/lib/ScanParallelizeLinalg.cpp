@@ -329,6 +329,16 @@ std::optional<unsigned> reductionToSplit(linalg::GenericOp op, unsigned dim) {
   return std::nullopt;
 }
 
+/// What a row of partial sums starts at: 0, or -0.0 for floats (the
+/// identity of IEEE addition: -0.0 + x is x for every x, +0.0 + -0.0 is
+/// +0.0), so that a sum of -0.0s keeps its sign as in the unsplit op.
+TypedAttr additiveIdentity(Type element) {
+  if (auto type = dyn_cast<FloatType>(element))
+    return FloatAttr::get(type, APFloat::getZero(type.getFloatSemantics(),
+                                                 /*Negative=*/true));
+  return IntegerAttr::get(element, 0);
+}
+
 /// The value of `v` in a chunk function: a constant is made again there
 /// (LLVM folds it into the loops), anything else is the mapped argument.
 Value inChunk(OpBuilder &b, Value v, IRMapping &mapping) {
@@ -342,9 +352,9 @@ Value inChunk(OpBuilder &b, Value v, IRMapping &mapping) {
 /// its innermost, parallel, dimension `dim`) by a call running it in parts
 /// of the reduction (`@__mlir_scan_run_parts<N>(0, parts, work, ...)`):
 /// part p sums iterations [K p / P, K (p + 1) / P) of `red` into row p of a
-/// buffer of partial sums, which the caller then adds to the output in the
-/// order of p. The parts are a function of the sizes alone, so the results
-/// do not depend on how many cores run them.
+/// buffer of partial sums (from -0.0 for floats), which the caller then
+/// adds to the output in the order of p. The parts are a function of the
+/// sizes alone, so the results do not depend on how many cores run them.
 void splitReduction(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
                     unsigned red, bool hot) {
   Location loc = op.getLoc();
@@ -413,8 +423,9 @@ void splitReduction(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
         fb, loc, TypeRange{}, ValueRange{}, ValueRange{row}, ArrayRef<AffineMap>{identity},
         ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
         [&](OpBuilder &nb, Location l, ValueRange) {
-          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(element));
-          linalg::YieldOp::create(nb, l, zero);
+          Value identity =
+              arith::ConstantOp::create(nb, l, additiveIdentity(element));
+          linalg::YieldOp::create(nb, l, identity);
         });
     SmallVector<Value> operands;
     for (OpOperand *input : op.getDpsInputOperands())

@@ -27,7 +27,7 @@
 // CHECK:           %[[BEGIN:.*]] = arith.divui %[[A]], %[[C4]]
 // CHECK:           %[[ROW:.*]] = memref.subview %[[BUF]][%[[P]], 0] [1, 512] [1, 1]
 // CHECK:           linalg.generic {{.*}} outs(%[[ROW]] :
-// CHECK:             arith.constant 0.0
+// CHECK:             arith.constant -0.0
 // CHECK:           %[[HS:.*]] = memref.subview %[[H]][%[[BEGIN]]] [%[[N:.*]]] [1]
 // CHECK:           %[[WS:.*]] = memref.subview %[[W]][%[[BEGIN]], 0] [%[[N]], 512] [1, 1]
 // CHECK:           linalg.generic {{.*}} ins(%[[HS]], %[[WS]] : {{.*}}) outs(%[[ROW]] : {{.*}})

@@ -108,6 +108,31 @@ def test_static_small_ops_are_not_split():
     np.testing.assert_array_equal(program.rnn(*args), mlir_scan.compile(RNN, parallel=False).rnn(*args))
 
 
+_SIGNED_ZERO_VECMAT = """
+func.func @f(%h: tensor<?xf64>, %w: tensor<?x?xf64>) -> tensor<?xf64> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %w, %c1 : tensor<?x?xf64>
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %z = arith.constant -0.0 : f64
+  %f = linalg.fill ins(%z : f64) outs(%e : tensor<?xf64>) -> tensor<?xf64>
+  %r = linalg.vecmat ins(%h, %w : tensor<?xf64>, tensor<?x?xf64>) outs(%f : tensor<?xf64>) -> tensor<?xf64>
+  return %r : tensor<?xf64>
+}
+"""
+
+
+def test_a_reduction_split_keeps_the_sign_of_a_sum_of_negative_zeros():
+    # -0.0 + -0.0 + ... is -0.0: the rows of partial sums start at -0.0 (the
+    # identity of IEEE addition), not at +0.0, which would make the sum +0.0.
+    split, serial = mlir_scan.compile(_SIGNED_ZERO_VECMAT), mlir_scan.compile(_SIGNED_ZERO_VECMAT, parallel=False)
+    assert "__mlir_scan_parallel_parts" in split.ir("llvm")
+    h, W = np.full(600, -0.0), np.ones((600, 700))
+    W[:, 0] = -1.0  # column 0: (-0.0) * (-1.0) = +0.0, so its sum is +0.0
+    got, want = split.f(h, W), serial.f(h, W)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert not np.signbit(got[0]) and np.signbit(got[1:]).all()
+
+
 def test_theano_api_rnn_and_pushed_out_matmul_are_split():
     x, h0, W, U = T.matrix("x"), T.vector("h0"), T.matrix("W"), T.matrix("U")
     hs, _ = theano.scan(lambda x_t, h, W, U: T.tanh(T.dot(h, W) + T.dot(x_t, U)),
