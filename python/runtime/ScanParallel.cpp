@@ -104,9 +104,13 @@ struct Ticket {
 /// Each loop reports how long the calling thread worked on its own parts,
 /// how long it then waited for the workers' parts (they should finish
 /// together), and how many parts the workers ran. The workers did not pay
-/// when, over the last kJudgedWork of work, the caller waited more than
-/// half as long as it worked, or the workers ran fewer than half of the
-/// parts meant for them (the caller ran them: the workers had no core).
+/// when, over the last kJudgedWork of work, the caller waited longer than
+/// it worked (its part and its wait took longer than one thread takes for
+/// two parts), or the workers ran fewer than half of the parts meant for
+/// them (the caller ran them: the workers had no core). A worker that is
+/// merely slower than the caller still pays: W9's loops, whose workers
+/// took 1.5-1.8x the caller's time in some windows, ran at one thread's
+/// speed for seconds when a wait of half the work made a backoff.
 /// Then the next loops run on one thread; the loops after those probe
 /// again. Each busy window doubles the next backoff and each free one
 /// halves it: beside a process that keeps the other core busy, a probe
@@ -134,7 +138,7 @@ public:
     windowExpected += expected;
     if (windowWorked < kJudgedWork)
       return 0;
-    bool busyCores = 2 * windowWaited > windowWorked ||
+    bool busyCores = windowWaited > windowWorked ||
                      2 * windowHelped < windowExpected;
     windowWorked = windowWaited = Duration::zero();
     windowHelped = windowExpected = 0;

@@ -305,16 +305,25 @@ def test_split_judge_keeps_splitting_through_a_few_late_loops():
     assert _judge(loops) == [0] * len(loops)
 
 
+def test_split_judge_keeps_splitting_while_the_worker_is_slower_but_pays():
+    # A worker whose parts take 1.6x the caller's (each loop waits 0.6 of its
+    # work): a loop takes 1.6 parts' time where one thread takes 2. Backing
+    # off at waits of half the work (the earlier rule) ran W9 at one thread's
+    # speed for seconds.
+    slow = {i: _LOOP_NS * 6 // 10 for i in range(_WINDOW)}
+    assert _judge([loop for _ in range(8) for loop in _window(slow)]) == [0] * (8 * _WINDOW)
+
+
 def test_split_judge_backs_off_while_workers_lose_their_core():
     # Beside a busy process, a descheduled worker holds its part for a time
-    # slice (3 ms) in every window: one thread, twice as long each time.
-    backoffs = _judge([loop for _ in range(8) for loop in _window({40: 3_000_000})])
+    # slice (3 ms), twice in every window: one thread, twice as long each time.
+    backoffs = _judge([loop for _ in range(8) for loop in _window({20: 3_000_000, 60: 3_000_000})])
     assert [b for b in backoffs if b] == [64, 128, 256, 512, 1024, 2048, 4096, 4096]
     assert all(b == 0 for i, b in enumerate(backoffs) if i % _WINDOW != _WINDOW - 1)
 
 
 def test_split_judge_halves_the_backoff_after_free_windows():
-    busy, free = _window({40: 3_000_000}), _window()
+    busy, free = _window({20: 3_000_000, 60: 3_000_000}), _window()
     backoffs = _judge(busy * 4 + free * 2 + busy)
     # 64, 128, 256, 512 while busy (the next would be 1024); two free
     # windows halve that twice.
