@@ -185,9 +185,9 @@ std::string toLLVM(const LoweringOptionsBase<Derived> &options) {
   fill("{blas}", options.blas ? "scan-call-blas," : "");
   fill("{vectorize}", options.vectorize ? "scan-vectorize-linalg-loops," : "");
   fill("{parallel}", !options.parallel ? ""
-                    : options.splitReductions
-                        ? "scan-parallelize-linalg,"
-                        : "scan-parallelize-linalg{split-reductions=0},");
+                     : options.splitReductions
+                         ? "scan-parallelize-linalg,"
+                         : "scan-parallelize-linalg{split-reductions=0},");
   std::string vectorMath;
   if (options.vectorMath != "none") {
     vectorMath = "scan-call-vector-math{isa=" + options.vectorMath;

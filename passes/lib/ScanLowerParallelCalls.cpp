@@ -50,9 +50,11 @@ LLVM::LLVMFuncOp declareRunner(ModuleOp module, OpBuilder &b, StringRef name) {
 /// become, or none.
 std::optional<std::pair<StringRef, StringRef>> stubKind(StringRef name) {
   if (name.starts_with(kParallelStubPrefix))
-    return std::make_pair(StringRef(kParallelStubPrefix), StringRef(kParallelForFunc));
+    return std::make_pair(StringRef(kParallelStubPrefix),
+                          StringRef(kParallelForFunc));
   if (name.starts_with(kPartsStubPrefix))
-    return std::make_pair(StringRef(kPartsStubPrefix), StringRef(kParallelPartsFunc));
+    return std::make_pair(StringRef(kPartsStubPrefix),
+                          StringRef(kParallelPartsFunc));
   return std::nullopt;
 }
 

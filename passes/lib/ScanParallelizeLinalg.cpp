@@ -21,8 +21,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -35,11 +35,11 @@ namespace scan {
 
 using namespace mlir;
 using scan::emitWork;
-using scan::loopSize;
-using scan::staticWork;
 using scan::kChunkFuncPrefix;
 using scan::kParallelStubPrefix;
 using scan::kPartsStubPrefix;
+using scan::loopSize;
+using scan::staticWork;
 
 namespace {
 
@@ -181,14 +181,16 @@ public:
     for (Value arg : args)
       inputs.push_back(arg.getType());
     fb.setInsertionPoint(parent);
-    auto chunk = func::FuncOp::create(fb, loc, (kChunkFuncPrefix + suffix).str(),
-                                      fb.getFunctionType(inputs, {}));
+    auto chunk =
+        func::FuncOp::create(fb, loc, (kChunkFuncPrefix + suffix).str(),
+                             fb.getFunctionType(inputs, {}));
     chunk.setPrivate();
     symbols.insert(chunk);
     Block *entry = chunk.addEntryBlock();
     fb.setInsertionPointToStart(entry);
     IRMapping mapping;
-    for (auto [arg, value] : llvm::zip(args, entry->getArguments().drop_front(2)))
+    for (auto [arg, value] :
+         llvm::zip(args, entry->getArguments().drop_front(2)))
       mapping.map(arg, value);
     body(fb, entry->getArgument(0), entry->getArgument(1), mapping);
     fb.setInsertionPointToEnd(entry);
@@ -196,7 +198,8 @@ public:
 
     func::FuncOp stub;
     auto same = llvm::find_if(done, [&](Outlined &o) {
-      return o.stub.getName().starts_with(stubPrefix) && sameChunk(o.chunk, chunk);
+      return o.stub.getName().starts_with(stubPrefix) &&
+             sameChunk(o.chunk, chunk);
     });
     if (same != done.end()) {
       symbols.erase(chunk);
@@ -260,20 +263,21 @@ void splitParallel(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
   OpBuilder b(op);
   Value work = emitWeightedWork(b, loc, op);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value size = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim));
+  Value size =
+      getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim));
   chunks.call(b, loc, op->getParentOfType<func::FuncOp>(), kParallelStubPrefix,
               zero, size, work, args.getArrayRef(), hot,
               [&](OpBuilder &fb, Value lo, Value hi, IRMapping &mapping) {
-    Value count = arith::SubIOp::create(fb, loc, hi, lo);
-    SmallVector<Value> operands;
-    for (OpOperand &operand : op->getOpOperands())
-      operands.push_back(restrict(fb, loc, mapping.lookup(operand.get()),
-                                  op.getMatchingIndexingMap(&operand), dim, lo,
-                                  count));
-    Operation *part = fb.clone(*op, mapping);
-    part->setOperands(operands);
-    shiftIndices(part, dim, lo);
-  });
+                Value count = arith::SubIOp::create(fb, loc, hi, lo);
+                SmallVector<Value> operands;
+                for (OpOperand &operand : op->getOpOperands())
+                  operands.push_back(restrict(
+                      fb, loc, mapping.lookup(operand.get()),
+                      op.getMatchingIndexingMap(&operand), dim, lo, count));
+                Operation *part = fb.clone(*op, mapping);
+                part->setOperands(operands);
+                shiftIndices(part, dim, lo);
+              });
   op.erase();
 }
 
@@ -296,8 +300,8 @@ bool accumulatesBySum(linalg::GenericOp op) {
   if (!element.getType().isIntOrFloat() ||
       element.getType().getIntOrFloatBitWidth() < 8)
     return false;
-  return sum && isa<arith::AddFOp, arith::AddIOp>(sum) &&
-         element.hasOneUse() && sum->getParentRegion() == &op->getRegion(0) &&
+  return sum && isa<arith::AddFOp, arith::AddIOp>(sum) && element.hasOneUse() &&
+         sum->getParentRegion() == &op->getRegion(0) &&
          (sum->getOperand(0) == element || sum->getOperand(1) == element);
 }
 
@@ -342,7 +346,8 @@ TypedAttr additiveIdentity(Type element) {
 /// The value of `v` in a chunk function: a constant is made again there
 /// (LLVM folds it into the loops), anything else is the mapped argument.
 Value inChunk(OpBuilder &b, Value v, IRMapping &mapping) {
-  if (Operation *def = v.getDefiningOp(); def && matchPattern(def, m_Constant()))
+  if (Operation *def = v.getDefiningOp();
+      def && matchPattern(def, m_Constant()))
     return b.clone(*def)->getResult(0);
   return mapping.lookup(v);
 }
@@ -362,9 +367,13 @@ void splitReduction(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
   OpBuilder b(op);
   Value out = op.getDpsInitOperand(0)->get();
   Type element = getElementTypeOrSelf(out.getType());
-  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Value rows = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, red));
-  Value cols = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim));
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value rows =
+      getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, red));
+  Value cols =
+      getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, dim));
   // Folded where the sizes are static: a static op gets constant parts.
   Value parts = b.createOrFold<arith::MinUIOp>(
       loc, b.createOrFold<arith::DivUIOp>(loc, rows, index(kRowsPerPart)),
@@ -396,57 +405,67 @@ void splitReduction(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
   args.insert(captured.begin(), captured.end());
 
   Value work = emitWeightedWork(b, loc, op);
-  chunks.call(b, loc, op->getParentOfType<func::FuncOp>(), kPartsStubPrefix,
-              index(0), parts, work, args.getArrayRef(), hot,
-              [&](OpBuilder &fb, Value lo, Value hi, IRMapping &mapping) {
-    Value count = inChunk(fb, parts, mapping), size = inChunk(fb, rows, mapping);
-    Value width = inChunk(fb, cols, mapping), buffer = mapping.lookup(partials);
-    Value one = arith::ConstantIndexOp::create(fb, loc, 1);
-    auto loop = scf::ForOp::create(fb, loc, lo, hi, one);
-    fb.setInsertionPoint(loop.getBody()->getTerminator());
-    Value p = loop.getInductionVar();
-    auto bound = [&](Value q) {
-      return fb.createOrFold<arith::DivUIOp>(
-          loc, fb.createOrFold<arith::MulIOp>(loc, size, q), count);
-    };
-    Value begin = bound(p), end = bound(arith::AddIOp::create(fb, loc, p, one));
-    Value length = fb.createOrFold<arith::SubIOp>(loc, end, begin);
-    SmallVector<OpFoldResult> offsets{p, fb.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1), getAsOpFoldResult(width)};
-    SmallVector<OpFoldResult> strides(2, fb.getIndexAttr(1));
-    auto rowType = memref::SubViewOp::inferRankReducedResultType(
-        {getConstantIntValue(width).value_or(ShapedType::kDynamic)}, bufferType, offsets,
-        sizes, strides);
-    Value row = memref::SubViewOp::create(fb, loc, rowType, buffer, offsets, sizes, strides);
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
-    linalg::GenericOp::create(
-        fb, loc, TypeRange{}, ValueRange{}, ValueRange{row}, ArrayRef<AffineMap>{identity},
-        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
-        [&](OpBuilder &nb, Location l, ValueRange) {
-          Value identity =
-              arith::ConstantOp::create(nb, l, additiveIdentity(element));
-          linalg::YieldOp::create(nb, l, identity);
-        });
-    SmallVector<Value> operands;
-    for (OpOperand *input : op.getDpsInputOperands())
-      operands.push_back(restrict(fb, loc, mapping.lookup(input->get()),
-                                  op.getMatchingIndexingMap(input), red, begin,
-                                  length));
-    operands.push_back(row);
-    Operation *part = fb.clone(*op, mapping);
-    part->setOperands(operands);
-    shiftIndices(part, red, begin);
-  });
+  chunks.call(
+      b, loc, op->getParentOfType<func::FuncOp>(), kPartsStubPrefix, index(0),
+      parts, work, args.getArrayRef(), hot,
+      [&](OpBuilder &fb, Value lo, Value hi, IRMapping &mapping) {
+        Value count = inChunk(fb, parts, mapping),
+              size = inChunk(fb, rows, mapping);
+        Value width = inChunk(fb, cols, mapping),
+              buffer = mapping.lookup(partials);
+        Value one = arith::ConstantIndexOp::create(fb, loc, 1);
+        auto loop = scf::ForOp::create(fb, loc, lo, hi, one);
+        fb.setInsertionPoint(loop.getBody()->getTerminator());
+        Value p = loop.getInductionVar();
+        auto bound = [&](Value q) {
+          return fb.createOrFold<arith::DivUIOp>(
+              loc, fb.createOrFold<arith::MulIOp>(loc, size, q), count);
+        };
+        Value begin = bound(p),
+              end = bound(arith::AddIOp::create(fb, loc, p, one));
+        Value length = fb.createOrFold<arith::SubIOp>(loc, end, begin);
+        SmallVector<OpFoldResult> offsets{p, fb.getIndexAttr(0)};
+        SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1),
+                                        getAsOpFoldResult(width)};
+        SmallVector<OpFoldResult> strides(2, fb.getIndexAttr(1));
+        auto rowType = memref::SubViewOp::inferRankReducedResultType(
+            {getConstantIntValue(width).value_or(ShapedType::kDynamic)},
+            bufferType, offsets, sizes, strides);
+        Value row = memref::SubViewOp::create(fb, loc, rowType, buffer, offsets,
+                                              sizes, strides);
+        AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+        linalg::GenericOp::create(
+            fb, loc, TypeRange{}, ValueRange{}, ValueRange{row},
+            ArrayRef<AffineMap>{identity},
+            ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange) {
+              Value identity =
+                  arith::ConstantOp::create(nb, l, additiveIdentity(element));
+              linalg::YieldOp::create(nb, l, identity);
+            });
+        SmallVector<Value> operands;
+        for (OpOperand *input : op.getDpsInputOperands())
+          operands.push_back(restrict(fb, loc, mapping.lookup(input->get()),
+                                      op.getMatchingIndexingMap(input), red,
+                                      begin, length));
+        operands.push_back(row);
+        Operation *part = fb.clone(*op, mapping);
+        part->setOperands(operands);
+        shiftIndices(part, red, begin);
+      });
 
   // out += the partial sums, in the order of the parts.
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes{getAsOpFoldResult(parts), getAsOpFoldResult(cols)};
+  SmallVector<OpFoldResult> sizes{getAsOpFoldResult(parts),
+                                  getAsOpFoldResult(cols)};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-  Value sums = memref::SubViewOp::create(b, loc, partials, offsets, sizes, strides);
+  Value sums =
+      memref::SubViewOp::create(b, loc, partials, offsets, sizes, strides);
   AffineExpr p = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx);
   linalg::GenericOp::create(
       b, loc, TypeRange{}, ValueRange{sums}, ValueRange{out},
-      ArrayRef<AffineMap>{AffineMap::get(2, 0, {p, j}, ctx), AffineMap::get(2, 0, {j}, ctx)},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, {p, j}, ctx),
+                          AffineMap::get(2, 0, {j}, ctx)},
       ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
                                     utils::IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange a) {
@@ -491,7 +510,8 @@ void splitEitherWay(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto test = [&](unsigned d, arith::CmpIPredicate predicate, int64_t bound) {
-    Value size = getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, d));
+    Value size =
+        getValueOrCreateConstantIndexOp(b, loc, loopSize(b, loc, op, d));
     return arith::CmpIOp::create(b, loc, predicate, size,
                                  arith::ConstantIndexOp::create(b, loc, bound))
         .getResult();
@@ -501,8 +521,10 @@ void splitEitherWay(ChunkBuilder &chunks, linalg::GenericOp op, unsigned dim,
     byRowsPays = test(red, arith::CmpIPredicate::uge, 2 * kRowsPerPart);
   if (!staticColumns) {
     Value narrow = test(dim, arith::CmpIPredicate::ult, maxColumns);
-    byRowsPays = byRowsPays ? arith::AndIOp::create(b, loc, byRowsPays, narrow).getResult()
-                            : narrow;
+    byRowsPays =
+        byRowsPays
+            ? arith::AndIOp::create(b, loc, byRowsPays, narrow).getResult()
+            : narrow;
   }
   auto branch = scf::IfOp::create(b, loc, byRowsPays, /*withElseRegion=*/true);
   b.setInsertionPoint(branch.thenBlock()->getTerminator());

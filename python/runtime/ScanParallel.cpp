@@ -138,8 +138,8 @@ public:
     windowExpected += expected;
     if (windowWorked < kJudgedWork)
       return 0;
-    bool busyCores = windowWaited > windowWorked ||
-                     2 * windowHelped < windowExpected;
+    bool busyCores =
+        windowWaited > windowWorked || 2 * windowHelped < windowExpected;
     windowWorked = windowWaited = Duration::zero();
     windowHelped = windowExpected = 0;
     if (!busyCores) {
@@ -338,8 +338,7 @@ MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_for(int64_t lo, int64_t hi,
 /// As __mlir_scan_parallel_for, for [lo, hi) a range of parts, each a
 /// whole unit of work (scan-parallelize-linalg's reduction splits): the
 /// ranges are of whole parts, however few.
-MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_parts(int64_t lo,
-                                                         int64_t hi,
+MLIR_SCAN_RUNTIME_EXPORT void __mlir_scan_parallel_parts(int64_t lo, int64_t hi,
                                                          int64_t work,
                                                          ChunkFn fn,
                                                          void *context) {
