@@ -288,21 +288,13 @@ constexpr int64_t kRowsPerPart = 128;
 /// At most this many parts (cores) take a reduction split's op.
 constexpr int64_t kMaxReductionParts = 8;
 
-/// Whether `op` accumulates by addition: one output, whose element the body
-/// uses once, in the `arith.addf` or `arith.addi` it yields (`out + x`).
-/// Then the sum can be split into partial sums that start at 0.
+/// Whether `op` sums into its output (sumIntoOutput) elements of at least
+/// a byte: then the sum can be split into partial sums.
 bool accumulatesBySum(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1)
+  if (!scan::sumIntoOutput(op))
     return false;
-  Block *body = op.getBody();
-  Value element = body->getArgument(op.getNumDpsInputs());
-  Operation *sum = body->getTerminator()->getOperand(0).getDefiningOp();
-  if (!element.getType().isIntOrFloat() ||
-      element.getType().getIntOrFloatBitWidth() < 8)
-    return false;
-  return sum && isa<arith::AddFOp, arith::AddIOp>(sum) && element.hasOneUse() &&
-         sum->getParentRegion() == &op->getRegion(0) &&
-         (sum->getOperand(0) == element || sum->getOperand(1) == element);
+  Type element = op.getRegionOutputArgs()[0].getType();
+  return element.isIntOrFloat() && element.getIntOrFloatBitWidth() >= 8;
 }
 
 /// The reduction dimension to split `op` along rather than its parallel

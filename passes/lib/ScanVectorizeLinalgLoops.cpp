@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scan/LinalgWork.h"
 #include "Scan/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -82,35 +83,14 @@ bool isVectorizableBodyOp(Operation &op) {
          llvm::all_of(op.getResultTypes(), scalar);
 }
 
-/// Whether `value` is computed (within the body) from `arg`.
-bool dependsOn(Value value, BlockArgument arg) {
-  if (value == arg)
-    return true;
-  Operation *def = value.getDefiningOp();
-  if (!def || def->getBlock() != arg.getOwner())
-    return false;
-  return llvm::any_of(def->getOperands(),
-                      [&](Value v) { return dependsOn(v, arg); });
-}
-
 /// The reduction the innermost loop computes: `yield %out + X` (arith.addi,
 /// or arith.addf allowed to reassociate) with `%out` used nowhere else.
 bool isReassociableAccumulation(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1)
-    return false;
-  BlockArgument out = op.getRegionOutputArgs()[0];
-  Value yielded = op.getBody()->getTerminator()->getOperand(0);
-  Operation *add = yielded.getDefiningOp();
-  if (!add || !out.hasOneUse() || out.getUses().begin()->getOwner() != add)
-    return false;
-  if (auto addf = dyn_cast<arith::AddFOp>(add)) {
-    if (!bitEnumContainsAll(addf.getFastmath(), arith::FastMathFlags::reassoc))
-      return false;
-  } else if (!isa<arith::AddIOp>(add)) {
-    return false;
-  }
-  Value other = add->getOperand(0) == out ? add->getOperand(1) : add->getOperand(0);
-  return other != out && !dependsOn(other, out);
+  Operation *add = scan::sumIntoOutput(op);
+  if (auto addf = dyn_cast_or_null<arith::AddFOp>(add))
+    return bitEnumContainsAll(addf.getFastmath(),
+                              arith::FastMathFlags::reassoc);
+  return add != nullptr;
 }
 
 std::optional<VectorPlan> planVectorization(linalg::GenericOp op,

@@ -3,7 +3,9 @@
 // Passes that decide by an op's size whether a transformation pays
 // (scan-parallelize-linalg, scan-call-blas) compare its work -- the number
 // of points of its iteration space -- with a threshold: statically where the
-// sizes are static, at run time otherwise. The ops are on buffers.
+// sizes are static, at run time otherwise. The ops are on buffers. Passes
+// that rewrite a sum (scan-vectorize-linalg-loops' vector accumulators,
+// scan-parallelize-linalg's partial sums) recognize it with sumIntoOutput.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +58,20 @@ inline Value emitWork(OpBuilder &b, Location loc, linalg::LinalgOp op) {
   for (unsigned d = 1; d < op.getNumLoops(); ++d)
     work = arith::MulIOp::create(b, loc, work, iterations(d));
   return work;
+}
+
+/// The `arith.addf` or `arith.addi` that `op`'s body yields as `out + x`,
+/// where `out`, the element of its one output, is used nowhere else (so `x`
+/// does not depend on it): `op` sums into its output. Null otherwise.
+inline Operation *sumIntoOutput(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1)
+    return nullptr;
+  BlockArgument out = op.getRegionOutputArgs()[0];
+  Operation *add = op.getBody()->getTerminator()->getOperand(0).getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add) || !out.hasOneUse() ||
+      out.getUses().begin()->getOwner() != add)
+    return nullptr;
+  return add;
 }
 
 } // namespace mlir::scan
