@@ -103,16 +103,21 @@ static Value sliceAlong(OpBuilder &b, Location loc, Value v, unsigned dim,
 Value mlir::scan::tileAlong(RewriterBase &b, Location loc, Value v,
                             unsigned dim, OpFoldResult offset,
                             OpFoldResult size, bool recompute) {
+  // A tile of an empty tensor is an empty tensor of the tile's sizes, however
+  // many ops use the whole one (a producer's fill and its generic's `outs`
+  // often share it): a slice of it would bufferize to a view of an
+  // allocation of all the rows (W5's 8 MiB `x U + b` at H = 1024, where the
+  // blocks need 64 rows).
+  if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
+    SmallVector<OpFoldResult> sizes = empty.getMixedSizes();
+    sizes[dim] = size;
+    return tensor::EmptyOp::create(b, loc, sizes,
+                                   empty.getType().getElementType());
+  }
   Operation *def = v.getDefiningOp();
   if (def && (recompute || llvm::count_if(v.getUsers(), [](Operation *user) {
                              return !isShapeQuery(user);
                            }) == 1)) {
-    if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
-      SmallVector<OpFoldResult> sizes = empty.getMixedSizes();
-      sizes[dim] = size;
-      return tensor::EmptyOp::create(b, loc, sizes,
-                                     empty.getType().getElementType());
-    }
     auto op = v.getDefiningOp<linalg::LinalgOp>();
     std::optional<unsigned> loop;
     if (op && hasPlainLoops(op))

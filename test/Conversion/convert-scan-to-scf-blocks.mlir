@@ -62,6 +62,55 @@ func.func @tiled_sequence(%x: tensor<?x?xf32>, %u: tensor<?x?xf32>, %b: tensor<?
 }
 
 // -----
+
+#mm_a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mm_b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mm_c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#bcast = affine_map<(d0, d1) -> (d1)>
+
+// The same with one tensor.empty for the fill and the bias (as
+// scan-push-out-seq leaves W5's `x U + b`): the tile is an empty tensor of
+// the block's rows, not a slice of one of all T rows (which bufferized to an
+// allocation of T x H, 8 MiB at W5's H = 1024, of which each block wrote 64
+// rows).
+// CHECK-LABEL: func.func @tiled_sequence_shared_empty
+// CHECK-NOT:     tensor.empty
+// CHECK:         %[[ROWS:.*]] = arith.minsi %{{.*}}, %c64 : index
+// CHECK:         scf.for
+// CHECK:           %[[E:.*]] = tensor.empty(%[[ROWS]], %{{.*}}) : tensor<?x?xf32>
+// CHECK:           %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[E]] : tensor<?x?xf32>)
+// CHECK:           linalg.generic {{.*}}"reduction"]} {{.*}} outs(%[[F]] : tensor<?x?xf32>)
+// CHECK:           linalg.generic {{.*}}ins(%{{.*}}, %arg2 : {{.*}}) outs(%[[E]] : tensor<?x?xf32>)
+// ONELOOP-LABEL: func.func @tiled_sequence_shared_empty
+func.func @tiled_sequence_shared_empty(%x: tensor<?x?xf32>, %u: tensor<?x?xf32>, %b: tensor<?xf32>, %h0: tensor<?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %h = tensor.dim %u, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%t, %h) : tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %xu = linalg.generic {indexing_maps = [#mm_a, #mm_b, #mm_c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %u : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  %xub = linalg.generic {indexing_maps = [#row, #bcast, #row], iterator_types = ["parallel", "parallel"]} ins(%xu, %b : tensor<?x?xf32>, tensor<?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  %r = scan.scan steps(%t) sequences(%xub : tensor<?x?xf32>) sitsot(%h0 : tensor<?xf32>) {
+  ^bb0(%xt: tensor<?xf32>, %hp: tensor<?xf32>):
+    %n = arith.addf %xt, %hp : tensor<?xf32>
+    scan.yield %n : tensor<?xf32>
+  } -> (tensor<?x?xf32>)
+  return %r : tensor<?x?xf32>
+}
+
+// -----
 #mm_a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mm_b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #mm_c = affine_map<(d0, d1, d2) -> (d0, d1)>
