@@ -116,6 +116,17 @@ constexpr size_t kMinPartSize = 200;
 /// -O0 speed can lose again (W2's 80 and W4's 87 gain nothing).
 constexpr size_t kMinTieredSize = 250;
 
+/// A quick tier's hot chunk functions (splitHot) go through LLVM's -O1
+/// pipeline and its default code generation (-O2), at most. They come
+/// vectorized from MLIR (scan-vectorize-linalg-loops), and -O1 keeps their
+/// speed: the hand-written W5-f64-H1024's first call on the quick code took
+/// 0.061-0.075 s either way, and its quick tier was ready 21-26 ms after
+/// `compile` returned instead of 32-39 ms (three processes each,
+/// interleaved; the hot function alone: 22 against 32 ms in `opt` and `llc`).
+/// The optimized tier compiles them again at the requested level.
+constexpr int kHotOptLevel = 1;
+constexpr int kHotCodeGenLevel = 2;
+
 /// An optimized compile waits for the process's compiles and first call
 /// (UpgradeNotices::deferToForeground) while they come within this much of
 /// each other ...
@@ -1157,6 +1168,9 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   auto quickBuilder = hostMachine(0);
   if (!quickBuilder)
     return quickBuilder.takeError();
+  auto hotBuilder = hostMachine(std::min(optLevel, kHotCodeGenLevel));
+  if (!hotBuilder)
+    return hotBuilder.takeError();
   int64_t expectedNs = expectedOptimizeNs(instructions, threads);
   program.optimizing = true;
   program.quickCode = true;
@@ -1172,6 +1186,7 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
                                    module = std::move(*module), notices,
                                    testMode,
                                    expectedNs, quickBuilder = *quickBuilder,
+                                   hotBuilder = *hotBuilder,
                                    builder = *builder, optLevel, threads,
                                    names = std::move(names),
                                    addresses = std::move(addresses),
@@ -1189,10 +1204,10 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
     }
     addUpgradePolls(*module);
     // The quick tier: the module at -O0, but for its hot chunk functions
-    // (splitHot), at `optLevel` on a thread of their own. At -O0 the loops
+    // (splitHot), at kHotOptLevel on a thread of their own. At -O0 the loops
     // of a large static product were most of a first call (W5's `h W` at
     // 1024 x 1024 ran 4x slower than at -O3), and its chunk function costs
-    // LLVM some 40 ms at -O3, beside the -O0 compile of the rest (15 ms for
+    // LLVM some 25 ms at -O1, beside the -O0 compile of the rest (15 ms for
     // W5). Every level computes the same bits (makeContractionExplicit):
     // the quick tier's results stay the optimized tier's.
     std::vector<Part> quickParts = splitHot(*module);
@@ -1206,7 +1221,9 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
         return createStringError("the quick code failed for a test "
                                  "(mlirScanJitTestQuickCompiles)");
       return link(compileParts(std::move(module), quickParts,
-                               {Level{quickBuilder, 0}, Level{builder, optLevel}},
+                               {Level{quickBuilder, 0},
+                                Level{hotBuilder,
+                                      std::min(optLevel, kHotOptLevel)}},
                                /*parallel=*/threads > 1),
                   quickBuilder, "", refs.size(), refs.data(), addresses.data());
     };

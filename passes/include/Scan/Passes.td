@@ -1106,10 +1106,11 @@ def ScanParallelizeLinalg : Pass<"scan-parallelize-linalg", "::mlir::ModuleOp"> 
     A chunk function whose op's static work reaches `hot-work` gets the LLVM
     function attribute `"mlir-scan-hot"` (`passthrough`): the JIT's quick
     tier, which compiles the program at -O0 while the optimized code is
-    compiled in the background, compiles such functions at the optimized
-    level (python/capi/ScanJIT.cpp). An op of that size with static sizes is
-    the bulk of every step (W5's `h W` at 1024 x 1024 ran 4x slower at -O0);
-    its function costs LLVM some 40 ms at -O3, on a thread of its own.
+    compiled in the background, compiles such functions at -O1 (with -O2
+    code generation; python/capi/ScanJIT.cpp). An op of that size with
+    static sizes is the bulk of every step (W5's `h W` at 1024 x 1024 ran 4x
+    slower at -O0); its function costs LLVM some 25 ms at -O1, on a thread
+    of its own.
 
     Example (`h^T W`, `W` of 512 x 512):
 
