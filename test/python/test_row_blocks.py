@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import importlib
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -389,3 +392,63 @@ ROWSUM_PA
         np.testing.assert_allclose(f(xs, w, p, n, 1), p[1:n + 1].T @ (xs * w[1]), rtol=1e-12, atol=1e-12)
         with pytest.raises(IndexError):
             f(xs, w, p, n, 5)
+
+
+def test_a_block_of_the_producer_takes_a_block_of_memory():
+    """The pushed-out `x U + b` of an RNN (W5's hand-written IR, whose last
+    state alone is kept) is computed 64 rows at a time into a buffer of 64
+    rows. With static sizes its fill and its bias share one `tensor.empty` of
+    all T rows, and each block's tile had been a slice of it: an allocation
+    of T x H (here 100 MB) that the blocks filled, row by row. Measured as the
+    call's peak resident memory, as `bench/run.py --memory` does, in a fresh
+    process."""
+    code = textwrap.dedent('''
+        import numpy as np, mlir_scan
+        f = mlir_scan.compile("""
+        func.func @rnn(%xs: tensor<?x4xf64>, %h0: tensor<64xf64>, %W: tensor<64x64xf64>,
+                       %U: tensor<4x64xf64>, %b: tensor<64xf64>) -> tensor<64xf64> {
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %n = tensor.dim %xs, %c0 : tensor<?x4xf64>
+          %r = scan.scan steps(%n) sequences(%xs : tensor<?x4xf64>) sitsot(%h0 : tensor<64xf64>)
+              nonsequences(%W, %U, %b : tensor<64x64xf64>, tensor<4x64xf64>, tensor<64xf64>) {
+          ^bb0(%x: tensor<4xf64>, %h: tensor<64xf64>, %w: tensor<64x64xf64>,
+               %u: tensor<4x64xf64>, %bb: tensor<64xf64>):
+            %e = tensor.empty() : tensor<64xf64>
+            %z = arith.constant 0.0 : f64
+            %f = linalg.fill ins(%z : f64) outs(%e : tensor<64xf64>) -> tensor<64xf64>
+            %wh = linalg.vecmat ins(%h, %w : tensor<64xf64>, tensor<64x64xf64>) outs(%f : tensor<64xf64>) -> tensor<64xf64>
+            %ux = linalg.vecmat ins(%x, %u : tensor<4xf64>, tensor<4x64xf64>) outs(%f : tensor<64xf64>) -> tensor<64xf64>
+            %s = arith.addf %wh, %ux : tensor<64xf64>
+            %sb = arith.addf %s, %bb : tensor<64xf64>
+            %next = math.tanh %sb : tensor<64xf64>
+            scan.yield %next : tensor<64xf64>
+          } -> (tensor<?x64xf64>)
+          %last = arith.subi %n, %c1 : index
+          %row = tensor.extract_slice %r[%last, 0] [1, 64] [1, 1] : tensor<?x64xf64> to tensor<64xf64>
+          return %row : tensor<64xf64>
+        }""")
+        rng = np.random.default_rng(0)
+        steps = 200_000
+        args = [rng.standard_normal((steps, 4)), np.zeros(64), rng.standard_normal((64, 64)) / 8,
+                rng.standard_normal((4, 64)) / 2, rng.standard_normal(64)]
+        f.rnn(args[0][:100], *args[1:])
+        f.wait()
+        def status(field):
+            with open("/proc/self/status") as s:
+                return next(int(l.split()[1]) for l in s if l.startswith(field + ":"))
+        with open("/proc/self/clear_refs", "w") as c:
+            c.write("5")
+        before = status("VmRSS")
+        last = f.rnn(*args)
+        print("GREW", status("VmHWM") - before, float(np.abs(last).max()))
+        print("BLOCKS", "step %c64" in f.ir("scf"))
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert lines["BLOCKS"] == "True"
+    grew_kib, last = lines["GREW"].split()
+    assert 0 < float(last) <= 1.0
+    # T x H f64 is 100,000 KiB; a block of rows is 32 KiB
+    assert int(grew_kib) < 16 * 1024, f"the call grew the process by {grew_kib} KiB"
