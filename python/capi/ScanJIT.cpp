@@ -122,7 +122,7 @@ constexpr size_t kMinTieredSize = 250;
 /// speed: the hand-written W5-f64-H1024's first call on the quick code took
 /// 0.061-0.075 s either way, and its quick tier was ready 21-26 ms after
 /// `compile` returned instead of 32-39 ms (three processes each,
-/// interleaved; the hot function alone: 22 against 32 ms in `opt` and `llc`).
+/// interleaved; the hot function alone: 22 against 27 ms in `opt` and `llc`).
 /// The optimized tier compiles them again at the requested level.
 constexpr int kHotOptLevel = 1;
 constexpr int kHotCodeGenLevel = 2;
