@@ -394,6 +394,65 @@ ROWSUM_PA
             f(xs, w, p, n, 5)
 
 
+def _static_rnn(hidden: int, inputs: int, dtype: str, last_only: bool) -> str:
+    """W5's hand-written IR (`bench/workloads.py`) at static sizes: with them
+    scan-push-out-seq leaves `x U + b` one `tensor.empty` of all T rows for its
+    fill and its bias (the Theano API's dynamic sizes give two)."""
+    t, H, I = {"float64": "f64", "float32": "f32"}[dtype], hidden, inputs
+    result = f"tensor<{H}x{t}>" if last_only else f"tensor<?x{H}x{t}>"
+    tail = (f"""%last = arith.subi %n, %c1 : index
+      %row = tensor.extract_slice %r[%last, 0] [1, {H}] [1, 1] : tensor<?x{H}x{t}> to tensor<{H}x{t}>
+      return %row : tensor<{H}x{t}>""" if last_only else f"return %r : tensor<?x{H}x{t}>")
+    return f"""
+    func.func @rnn(%xs: tensor<?x{I}x{t}>, %h0: tensor<{H}x{t}>, %W: tensor<{H}x{H}x{t}>,
+                   %U: tensor<{I}x{H}x{t}>, %b: tensor<{H}x{t}>) -> {result} {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %n = tensor.dim %xs, %c0 : tensor<?x{I}x{t}>
+      %r = scan.scan steps(%n) sequences(%xs : tensor<?x{I}x{t}>) sitsot(%h0 : tensor<{H}x{t}>)
+          nonsequences(%W, %U, %b : tensor<{H}x{H}x{t}>, tensor<{I}x{H}x{t}>, tensor<{H}x{t}>) {{
+      ^bb0(%x: tensor<{I}x{t}>, %h: tensor<{H}x{t}>, %w: tensor<{H}x{H}x{t}>,
+           %u: tensor<{I}x{H}x{t}>, %bb: tensor<{H}x{t}>):
+        %e = tensor.empty() : tensor<{H}x{t}>
+        %z = arith.constant 0.0 : {t}
+        %f = linalg.fill ins(%z : {t}) outs(%e : tensor<{H}x{t}>) -> tensor<{H}x{t}>
+        %wh = linalg.vecmat ins(%h, %w : tensor<{H}x{t}>, tensor<{H}x{H}x{t}>) outs(%f : tensor<{H}x{t}>) -> tensor<{H}x{t}>
+        %ux = linalg.vecmat ins(%x, %u : tensor<{I}x{t}>, tensor<{I}x{H}x{t}>) outs(%f : tensor<{H}x{t}>) -> tensor<{H}x{t}>
+        %s = arith.addf %wh, %ux : tensor<{H}x{t}>
+        %sb = arith.addf %s, %bb : tensor<{H}x{t}>
+        %next = math.tanh %sb : tensor<{H}x{t}>
+        scan.yield %next : tensor<{H}x{t}>
+      }} -> (tensor<?x{H}x{t}>)
+      {tail}
+    }}"""
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("last_only", [False, True])
+def test_static_rnn_blocks_are_unchanged(build, dtype, last_only):
+    source = _static_rnn(24, 5, dtype, last_only)
+    blocks = build(lambda: mlir_scan.compile(source), True).rnn
+    one_loop = build(lambda: mlir_scan.compile(source), False).rnn
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    for steps in _STEPS:
+        xs, h0, W, U, b = _inputs(steps, 24, 5, dtype, seed=steps)
+        h, rows = h0.astype(np.float64), []
+        for x in xs:
+            h = np.tanh(h @ W + x @ U + b)
+            rows.append(h)
+        want = np.array(rows).reshape(steps, 24)
+        if last_only:
+            if steps == 0:  # row -1 of no rows (scan-save-mem keeps the bounds check)
+                for f in (blocks, one_loop):
+                    with pytest.raises(ValueError, match="slice out of bounds along dimension 0"):
+                        f(xs, h0, W, U, b)
+                continue
+            want = want[-1]
+        got = blocks(xs, h0, W, U, b)
+        np.testing.assert_allclose(got, one_loop(xs, h0, W, U, b), rtol=tol, atol=tol, err_msg=f"{steps} steps")
+        np.testing.assert_allclose(got, want, rtol=10 * tol, atol=10 * tol, err_msg=f"{steps} steps")
+
+
 def test_a_block_of_the_producer_takes_a_block_of_memory():
     """The pushed-out `x U + b` of an RNN (W5's hand-written IR, whose last
     state alone is kept) is computed 64 rows at a time into a buffer of 64
