@@ -236,6 +236,9 @@ constexpr llvm::StringLiteral kToNVVM =
     // Also here: scan-gpu-to-nvvm may be given IR that did not come through
     // scan-gpu-kernels.
     "scan-check-lowerable,"
+    // The host's asserts (scan-save-mem's bounds checks) fail through the
+    // run-time library, as its other checks do, not by aborting.
+    "scan-lower-asserts,"
     "convert-scf-to-cf,"
     "expand-strided-metadata,lower-affine,"
     // The PTX version the chip needs (the default PTX 6.0 makes LLVM abort

@@ -12,6 +12,7 @@
 #include "Scan/ScanArgs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/Matchers.h"
@@ -190,6 +191,28 @@ Value finishStepCounter(ScanOp op, ScanArgs::State &counter,
   return tensor::ExtractOp::create(rewriter, loc, counter.result, zero);
 }
 
+/// Before `read` (rewritten to the kept rows), the check that it was in
+/// bounds of the whole output: its first row, `rows - c`, is a row. Where
+/// the output has fewer than `c` rows the kept rows still have `c` (the init
+/// rows of a state, or rows no step wrote), and the rewritten read would
+/// return them where the program read out of bounds. The message is the one
+/// scan-runtime-verification gives the read itself.
+void assertInBounds(OpBuilder &b, const TailRead &read, Value rows) {
+  if (read.size == 0)
+    return; // an empty slice reads nothing, wherever it starts
+  Location loc = read.user->getLoc();
+  Value c = arith::ConstantIndexOp::create(b, loc, read.fromEnd);
+  Value ok =
+      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, rows, c);
+  if (std::optional<int64_t> known = getConstantIntValue(ok); known && *known)
+    return;
+  StringRef what = isa<tensor::ExtractOp>(read.user)
+                       ? "out-of-bounds access"
+                       : "slice out of bounds along dimension 0 (offset, size, "
+                         "stride against the size of the dimension)";
+  cf::AssertOp::create(b, loc, ok, locatedMessage(read.user, what));
+}
+
 struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
@@ -241,11 +264,9 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
       return;
 
     // With `until`, the row count a kept output no longer has is the number
-    // of steps taken: a step counter (an index sitsot, keep [1]) keeps it.
-    bool needsCounter =
-        op.getUntil() && llvm::any_of(planned, [](const Planned &p) {
-          return !p.rowCounts.empty();
-        });
+    // of steps taken: a step counter (an index sitsot, keep [1]) keeps it,
+    // for the users of the row count and the reads' bounds checks.
+    bool needsCounter = static_cast<bool>(op.getUntil());
     if (needsCounter)
       addStepCounter(op, args, rewriter);
 
@@ -269,6 +290,7 @@ struct ScanSaveMemPass : scan::impl::ScanSaveMemBase<ScanSaveMemPass> {
             dim, [&] { dim.getSourceMutable().assign(kept); });
       for (TailRead &read : p->reads) {
         rewriter.setInsertionPoint(read.user);
+        assertInBounds(rewriter, read, stepsRun);
         Location loc = read.user->getLoc();
         Value row = arith::ConstantIndexOp::create(rewriter, loc,
                                                    p->keep - read.fromEnd);

@@ -29,4 +29,18 @@ func.func @checks(%ok: i1, %ok2: i1) {
   cf.assert %ok2, "my message"
   return
 }
+
+// Device code is left alone: a kernel cannot call the run-time library
+// (the GPU lowering turns its asserts into the device's own trap).
+// CHECK-LABEL: gpu.module @kernels
+// CHECK:         gpu.func @kernel
+// CHECK-NEXT:      cf.assert %{{.*}}, "in a kernel"
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @kernel(%ok: i1) kernel {
+      cf.assert %ok, "in a kernel"
+      gpu.return
+    }
+  }
+}
 // CHECK: func.func private @__mlir_scan_fail_message(!llvm.ptr)

@@ -5,12 +5,16 @@
 // (the largest distance); the reads move to the k kept rows. The public
 // functions are also run by test/python/test_rewrites.py.
 
-// A**k with only the last row used (n_steps - 1): keep [1].
+// A**k with only the last row used (n_steps - 1): keep [1]. The kept row
+// is the init when no step ran, where the read was out of bounds: a check
+// that n_steps >= 1 (the message scan-runtime-verification gives the read).
 // CHECK-LABEL: func.func @power_last
 // CHECK:         %[[R:.*]] = scan.scan steps(%arg0)
 // CHECK-NEXT:      sitsot(%arg1 : tensor<3xf64>)
 // CHECK-NEXT:      nonsequences(%arg2 : tensor<3xf64>) keep [1] {
 // CHECK:         } -> (tensor<1x3xf64>)
+// CHECK:         %[[OK:.*]] = arith.cmpi sge, %arg0, %{{.*}} : index
+// CHECK:         cf.assert %[[OK]], "{{.*}}scan-save-mem.mlir:{{[0-9]+}}:8: slice out of bounds along dimension 0 (offset, size, stride against the size of the dimension)"
 // CHECK:         %[[ROW:.*]] = arith.constant 0 : index
 // CHECK:         tensor.extract_slice %[[R]][%[[ROW]], 0] [1, 3] [1, 1] : tensor<1x3xf64> to tensor<3xf64>
 func.func @power_last(%k: index, %ones: tensor<3xf64>, %A: tensor<3xf64>) -> tensor<3xf64> {
@@ -57,6 +61,7 @@ func.func @two_reads(%n: index, %s0: i64) -> (i64, i64) {
 // A static result read at constant rows: a slice of the last 3 rows and row
 // 8 of 10 (distance 2): keep [3]; a mitsot and a nitsot of the same scan.
 // CHECK-LABEL: func.func @static_rows
+// CHECK-NOT:     cf.assert
 // CHECK:         %[[R:.*]]:2 = scan.scan steps(%{{.*}})
 // CHECK-NEXT:      mitsot(%arg0[-2, -1] : tensor<2xf32>) keep [3, 1] {
 // CHECK:         } -> (tensor<3xf32>, tensor<1xf32>)
@@ -82,11 +87,15 @@ func.func @static_rows(%init: tensor<2xf32>) -> (tensor<3xf32>, f32, f32) {
 }
 
 // With until the result has as many rows as steps ran: tensor.dim is the
-// row count, n_steps is not. The first scan's last row is kept (dim form);
-// the second (n_steps form) is left alone.
+// row count, n_steps is not. The first scan's last row is kept (dim form),
+// with a step counter for the read's bounds check; the second (n_steps form)
+// is left alone.
 // CHECK-LABEL: func.func @until
 // CHECK:         scan.scan steps(%arg0) until
-// CHECK-NEXT:      sitsot(%arg1 : f64) keep [1] {
+// CHECK-NEXT:      sitsot(%arg1 : f64, %{{.*}} : index) keep [1, 1] {
+// CHECK:         %[[RAN:.*]] = tensor.extract %{{.*}}#1[%{{.*}}] : tensor<1xindex>
+// CHECK:         %[[OK:.*]] = arith.cmpi sge, %[[RAN]], %{{.*}} : index
+// CHECK:         cf.assert %[[OK]], "{{.*}}: out-of-bounds access"
 // CHECK:         scan.scan steps(%arg0) until
 // CHECK-NEXT:      sitsot(%arg1 : f64) {
 // CHECK:         } -> (tensor<?xf64>)

@@ -517,6 +517,38 @@ def test_builder_check_inside_a_kernel_emulated(mode):
     np.testing.assert_array_equal(program.f(np.array([2, 0]), np.array([1.0, 2.0, 3.0])), [6.0, 2.0])
 
 
+_LAST_ROW = """
+func.func @f(%xs: tensor<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %xs, %c0 : tensor<?xf64>
+  %z = arith.constant 0.0 : f64
+  %r = scan.scan steps(%n) sequences(%xs : tensor<?xf64>) sitsot(%z : f64) {
+  ^bb0(%x: f64, %a: f64):
+    %s = arith.addf %a, %x : f64
+    scan.yield %s : f64
+  } -> (tensor<?xf64>)
+  %last = arith.subi %n, %c1 : index
+  %v = tensor.extract %r[%last] : tensor<?xf64>
+  return %v : f64
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ("auto", "host", "kernel"))
+def test_save_mem_bounds_check_raises_on_the_host(mode):
+    """`result[-1]` of a scan that ran no step: scan-save-mem's bounds check
+    (a cf.assert after the scan, in host code) raises as on the CPU when
+    emulated, and in the CUDA program goes to the run-time library (as the
+    scans' own checks do) instead of upstream's print-and-abort."""
+    emulated = mlir_scan.compile(_LAST_ROW, target="cuda", mode=mode, emulate=True)
+    assert emulated.f(np.array([1.0, 2.0])) == 3.0
+    with pytest.raises(ValueError, match="out-of-bounds access"):
+        emulated.f(np.zeros(0))
+    host = mlir_scan.compile(_LAST_ROW, target="cuda", mode=mode).ir("llvm")
+    assert "__mlir_scan_fail_message" in host and "abort" not in host
+
+
 def nvvm_test_function(name: str) -> str:
     """The function @`name` of test/Conversion/scan-to-nvvm.mlir (its split
     chunk, with the declarations it needs)."""

@@ -308,6 +308,34 @@ def test_save_mem_of_until_scans_keeps_the_bounds_checks(args: tuple):
         assert info.value.scan_check.check == 0, config
 
 
+#: Reads of rows before an output's first row (`result[-1]` of a scan that
+#: ran no step, `result[-3]` after two): out of bounds in the program. After
+#: scan-save-mem the kept rows still have as many rows as the read is from
+#: the end (a state's init rows, or rows no step wrote), and the rewritten
+#: reads returned them until the pass checked the row count. Every
+#: configuration raises the error of the read itself.
+OUT_OF_BOUNDS_READS: list[tuple[str, tuple, str]] = [
+    ("power_last", (0, np.ones(3), f64(3)), "slice out of bounds along dimension 0"),
+    ("two_reads", (2, I64(1)), "out-of-bounds access"),
+    ("two_reads", (0, I64(1)), "out-of-bounds access"),
+    ("until", (0, 1.0), "out-of-bounds access"),
+    ("last_row_column", (0, f64(3), 0), "out-of-bounds access"),
+    ("other_dimension", (0, f64(5)), "slice out of bounds along dimension 0"),
+    ("row_count_used_elsewhere", (0, f64(4)), "out-of-bounds access"),
+    ("until_row_count_used_elsewhere", (0, 1.0), "out-of-bounds access"),
+]
+
+
+@pytest.mark.parametrize("fn,args,message", OUT_OF_BOUNDS_READS,
+                         ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(OUT_OF_BOUNDS_READS)])
+def test_save_mem_keeps_reads_before_the_first_row_out_of_bounds(fn: str, args: tuple, message: str):
+    with pytest.raises(ValueError, match="out of bounds"):
+        reference.run(lit_source("scan-save-mem.mlir"), fn, *args)
+    for config in configs("scan-save-mem"):
+        with pytest.raises(ValueError, match=message):
+            getattr(compiled("scan-save-mem.mlir", config), fn)(*args)
+
+
 #: Too-short inputs: ValueError from every configuration (the rewrites keep
 #: the scan's run-time checks, with the user's lengths).
 ERRORS: list[tuple[str, str, tuple]] = [

@@ -153,16 +153,25 @@ def ScanSaveMem : Pass<"scan-save-mem"> {
     `keep = 1` (one per scan, shared by its outputs), and the row count
     becomes its kept row.
 
+    The kept rows include the init rows of a state, so a read whose first
+    row `rows - c` is before the output's first row (`result[-1]` of a scan
+    that ran no step) would read them instead of failing: each rewritten
+    read gets a `cf.assert` that `rows >= c` (`n_steps`, or the step counter
+    with `until`, which such a scan then always gets), with the message
+    scan-runtime-verification gives the read itself.
+
     ```mlir
     %r = scan.scan steps(%k) sitsot(%ones : tensor<?xf64>) ... -> (tensor<?x?xf64>)
     %last = arith.subi %k, %c1 : index
     %a = tensor.extract_slice %r[%last, 0] [1, %len] [1, 1] ...
     // becomes
     %r = scan.scan steps(%k) sitsot(%ones : tensor<?xf64>) ... keep [1] -> (tensor<1x?xf64>)
+    %ok = arith.cmpi sge, %k, %c1 : index
+    cf.assert %ok, "...: slice out of bounds along dimension 0 (...)"
     %a = tensor.extract_slice %r[0, 0] [1, %len] [1, 1] ...
     ```
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect", "::mlir::ub::UBDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect", "::mlir::tensor::TensorDialect", "::mlir::ub::UBDialect"];
   let statistics = [
     Statistic<"numKept", "trimmed-outputs", "Number of outputs given a keep count">
   ];
@@ -854,7 +863,9 @@ def ScanLowerAsserts : Pass<"scan-lower-asserts", "::mlir::ModuleOp"> {
     `"model.mlir":6:10: dimension #0 of input/output operand #1 is
     incompatible with inferred dimension size`), otherwise the assertion's
     own message. The call ends the call of the compiled function: Python
-    raises `ValueError` with the message.
+    raises `ValueError` with the message. Asserts in device code (inside a
+    `gpu.module`, or any symbol table nested in the module) are left to the
+    GPU lowering.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
