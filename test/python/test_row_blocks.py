@@ -463,30 +463,7 @@ def test_a_block_of_the_producer_takes_a_block_of_memory():
     process."""
     code = textwrap.dedent('''
         import numpy as np, mlir_scan
-        f = mlir_scan.compile("""
-        func.func @rnn(%xs: tensor<?x4xf64>, %h0: tensor<64xf64>, %W: tensor<64x64xf64>,
-                       %U: tensor<4x64xf64>, %b: tensor<64xf64>) -> tensor<64xf64> {
-          %c0 = arith.constant 0 : index
-          %c1 = arith.constant 1 : index
-          %n = tensor.dim %xs, %c0 : tensor<?x4xf64>
-          %r = scan.scan steps(%n) sequences(%xs : tensor<?x4xf64>) sitsot(%h0 : tensor<64xf64>)
-              nonsequences(%W, %U, %b : tensor<64x64xf64>, tensor<4x64xf64>, tensor<64xf64>) {
-          ^bb0(%x: tensor<4xf64>, %h: tensor<64xf64>, %w: tensor<64x64xf64>,
-               %u: tensor<4x64xf64>, %bb: tensor<64xf64>):
-            %e = tensor.empty() : tensor<64xf64>
-            %z = arith.constant 0.0 : f64
-            %f = linalg.fill ins(%z : f64) outs(%e : tensor<64xf64>) -> tensor<64xf64>
-            %wh = linalg.vecmat ins(%h, %w : tensor<64xf64>, tensor<64x64xf64>) outs(%f : tensor<64xf64>) -> tensor<64xf64>
-            %ux = linalg.vecmat ins(%x, %u : tensor<4xf64>, tensor<4x64xf64>) outs(%f : tensor<64xf64>) -> tensor<64xf64>
-            %s = arith.addf %wh, %ux : tensor<64xf64>
-            %sb = arith.addf %s, %bb : tensor<64xf64>
-            %next = math.tanh %sb : tensor<64xf64>
-            scan.yield %next : tensor<64xf64>
-          } -> (tensor<?x64xf64>)
-          %last = arith.subi %n, %c1 : index
-          %row = tensor.extract_slice %r[%last, 0] [1, 64] [1, 1] : tensor<?x64xf64> to tensor<64xf64>
-          return %row : tensor<64xf64>
-        }""")
+        f = mlir_scan.compile(SOURCE)
         rng = np.random.default_rng(0)
         steps = 200_000
         args = [rng.standard_normal((steps, 4)), np.zeros(64), rng.standard_normal((64, 64)) / 8,
@@ -502,7 +479,7 @@ def test_a_block_of_the_producer_takes_a_block_of_memory():
         last = f.rnn(*args)
         print("GREW", status("VmHWM") - before, float(np.abs(last).max()))
         print("BLOCKS", "step %c64" in f.ir("scf"))
-    ''')
+    ''').replace("SOURCE", repr(_static_rnn(64, 4, "float64", last_only=True)))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
