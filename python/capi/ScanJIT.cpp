@@ -1184,14 +1184,14 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   // 0.14 and 0.03 s). Its calls wait for the quick tier (kEntryPending).
   program.optimizer = std::thread([&program, context = std::move(context),
                                    module = std::move(*module), notices,
-                                   testMode,
-                                   expectedNs, quickBuilder = *quickBuilder,
-                                   hotBuilder = *hotBuilder,
-                                   builder = *builder, optLevel, threads,
-                                   names = std::move(names),
+                                   testMode, expectedNs,
+                                   quickBuilder = *quickBuilder,
+                                   hotBuilder = *hotBuilder, builder = *builder,
+                                   optLevel, threads, names = std::move(names),
                                    addresses = std::move(addresses),
-                                   prefix = std::string(savePrefix ? savePrefix
-                                                                   : "")]() mutable {
+                                   prefix =
+                                       std::string(savePrefix ? savePrefix
+                                                              : "")]() mutable {
     std::vector<MlirStringRef> refs;
     for (const std::string &name : names)
       refs.push_back(MlirStringRef{name.data(), name.size()});
@@ -1220,12 +1220,12 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
       if (mode == QuickCompileTestHook::Fail)
         return createStringError("the quick code failed for a test "
                                  "(mlirScanJitTestQuickCompiles)");
-      return link(compileParts(std::move(module), quickParts,
-                               {Level{quickBuilder, 0},
-                                Level{hotBuilder,
-                                      std::min(optLevel, kHotOptLevel)}},
-                               /*parallel=*/threads > 1),
-                  quickBuilder, "", refs.size(), refs.data(), addresses.data());
+      return link(
+          compileParts(std::move(module), quickParts,
+                       {Level{quickBuilder, 0},
+                        Level{hotBuilder, std::min(optLevel, kHotOptLevel)}},
+                       /*parallel=*/threads > 1),
+          quickBuilder, "", refs.size(), refs.data(), addresses.data());
     };
     auto quick = compileQuick();
     module.reset(); // before its context

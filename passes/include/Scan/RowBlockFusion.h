@@ -38,9 +38,10 @@ bool isRowTileableProducer(Value v, Operation *scan);
 /// The slice `[offset, offset + size)` along dimension `dim` of `v`. A value
 /// computed by a row-tileable linalg op that nothing else uses is recomputed
 /// for the slice only, recursively through its operands; a `tensor.empty`
-/// becomes one of the slice's sizes; any other value is sliced. Shape queries do not count as uses:
-/// those of a recomputed value then read its destination. `recompute`
-/// forces the recomputation of `v` itself (the scan's sequence).
+/// becomes one of the slice's sizes; any other value is sliced. Shape queries
+/// do not count as uses: those of a recomputed value then read its
+/// destination. `recompute` forces the recomputation of `v` itself (the
+/// scan's sequence).
 Value tileAlong(RewriterBase &b, Location loc, Value v, unsigned dim,
                 OpFoldResult offset, OpFoldResult size, bool recompute = false);
 
