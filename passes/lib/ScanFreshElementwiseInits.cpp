@@ -31,19 +31,31 @@ using namespace mlir;
 
 namespace {
 
+/// The buffer row the lowering hands the step to update in place (a state
+/// row its step reads only to compute the new one, a MITMOT row its reader
+/// overwrites: convert-scan-to-scf, rowUpdatedInPlace) that `v` is, through
+/// `tensor.cast`s (canonicalization casts a dynamic row to a step's static
+/// sizes); null if `v` is not one.
+bufferization::ToTensorOp rowUpdatedInPlace(Value v) {
+  while (auto cast = v.getDefiningOp<tensor::CastOp>())
+    v = cast.getSource();
+  auto toTensor = v.getDefiningOp<bufferization::ToTensorOp>();
+  return toTensor && toTensor.getWritable() ? toTensor
+                                            : bufferization::ToTensorOp();
+}
+
 /// A destination worth writing in place: an intermediate that only this op
 /// uses, computed by a destination-style op (its buffer is a temporary or,
-/// after eliminate-empty-tensors, the output row itself), or an empty tensor.
+/// after eliminate-empty-tensors, the output row itself), an empty tensor,
+/// or a row updated in place.
 bool reusable(Value init, Operation *user) {
   Operation *def = init.getDefiningOp();
   if (!def)
     return false;
-  if (isa<tensor::EmptyOp>(def))
+  if (isa<tensor::EmptyOp>(def) || rowUpdatedInPlace(init))
     return true;
-  // A buffer row the lowering hands the step to update in place (a MITMOT
-  // row its reader overwrites: convert-scan-to-scf, rowUpdatedInPlace).
-  if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(def))
-    return toTensor.getWritable();
+  if (isa<bufferization::ToTensorOp>(def))
+    return false;
   return isa<DestinationStyleOpInterface>(def) &&
          llvm::all_of(init.getUsers(), [&](Operation *u) { return u == user; });
 }
@@ -122,6 +134,13 @@ struct ScanFreshElementwiseInitsPass
     OpOperand *init = op.getDpsInitOperand(0);
     if (op.payloadUsesValueFromOperand(init) ||
         !init->get().getDefiningOp<tensor::EmptyOp>())
+      return;
+    // Not when `op` also reads a row updated in place: that row is where
+    // its result goes (the step's new state), and the temporary's producer
+    // would write it there before `op` reads the old state.
+    if (llvm::any_of(op.getDpsInputOperands(), [](OpOperand *input) {
+          return static_cast<bool>(rowUpdatedInPlace(input->get()));
+        }))
       return;
     AffineMap initMap = op.getMatchingIndexingMap(init);
     for (OpOperand *input : op.getDpsInputOperands()) {

@@ -92,3 +92,56 @@ func.func @writable_row_stays_the_destination(%m: memref<8xf32>, %a: tensor<8xf3
   } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// The same row cast to the step's static sizes (canonicalization's doing)
+// stays the destination too. And a temporary (%q) never becomes the
+// destination of an op that also reads such a row: eliminate-empty-tensors
+// would then make the temporary's producer write the row, over the old
+// state this op reads (a keep [1] accumulator returned 2 q instead of
+// acc + q).
+// CHECK-LABEL: func.func @cast_row_stays_the_destination
+// CHECK:         %[[ROW:.*]] = bufferization.to_tensor %arg0 restrict writable
+// CHECK:         %[[CAST:.*]] = tensor.cast %[[ROW]] : tensor<?xf32> to tensor<8xf32>
+// CHECK:         %[[Q:.*]] = linalg.generic
+// CHECK:         linalg.generic {{.*}} ins(%[[CAST]], %[[Q]] : tensor<8xf32>, tensor<8xf32>) outs(%[[CAST]] : tensor<8xf32>)
+// CHECK-LABEL: func.func @no_temporary_as_destination_beside_a_row
+// CHECK:         %[[Q:.*]] = linalg.generic
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[Q]] : tensor<8xf32>, tensor<8xf32>) outs(%[[E]] : tensor<8xf32>)
+func.func @cast_row_stays_the_destination(%m: memref<?xf32>, %p: tensor<8xf32>) -> tensor<8xf32> {
+  %row = bufferization.to_tensor %m restrict writable : memref<?xf32> to tensor<?xf32>
+  %cast = tensor.cast %row : tensor<?xf32> to tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %d = arith.addf %x, %x : f32
+    linalg.yield %d : f32
+  } -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%cast, %q : tensor<8xf32>, tensor<8xf32>) outs(%cast : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+func.func @no_temporary_as_destination_beside_a_row(%m: memref<?xf32>, %p: tensor<8xf32>) -> tensor<8xf32> {
+  %row = bufferization.to_tensor %m restrict writable : memref<?xf32> to tensor<?xf32>
+  %cast = tensor.cast %row : tensor<?xf32> to tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %d = arith.addf %x, %x : f32
+    linalg.yield %d : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%cast, %q : tensor<8xf32>, tensor<8xf32>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}

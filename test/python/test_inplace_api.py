@@ -87,3 +87,52 @@ def test_api_loops_allocate_and_copy_nothing(build):
     bufferized = function.program.ir("bufferized")
     assert "scf.for" in bufferized or "scf.while" in bufferized
     assert buffer_ops_in_loops(bufferized) == []
+
+
+_ACCUMULATE_CAST = """
+func.func @keep_one(%n: index, %ps: tensor<?x2xf64>, %acc0: tensor<?xf64>) -> tensor<1x?xf64> {
+  %r = scan.scan steps(%n) sequences(%ps : tensor<?x2xf64>) sitsot(%acc0 : tensor<?xf64>) keep [1] {
+  ^bb0(%p: tensor<2xf64>, %acc: tensor<?xf64>):
+    %two = arith.constant dense<2.0> : tensor<2xf64>
+    %q = arith.mulf %p, %two : tensor<2xf64>
+    %cast = tensor.cast %q : tensor<2xf64> to tensor<?xf64>
+    %s = arith.addf %acc, %cast : tensor<?xf64>
+    scan.yield %s : tensor<?xf64>
+  } -> (tensor<1x?xf64>)
+  return %r : tensor<1x?xf64>
+}
+func.func @last_row(%n: index, %ps: tensor<?x2xf64>, %acc0: tensor<?xf64>) -> tensor<?xf64> {
+  %r = scan.scan steps(%n) sequences(%ps : tensor<?x2xf64>) sitsot(%acc0 : tensor<?xf64>) {
+  ^bb0(%p: tensor<2xf64>, %acc: tensor<?xf64>):
+    %two = arith.constant dense<2.0> : tensor<2xf64>
+    %q = arith.mulf %p, %two : tensor<2xf64>
+    %cast = tensor.cast %q : tensor<2xf64> to tensor<?xf64>
+    %s = arith.addf %acc, %cast : tensor<?xf64>
+    scan.yield %s : tensor<?xf64>
+  } -> (tensor<?x?xf64>)
+  %c1 = arith.constant 1 : index
+  %w = tensor.dim %r, %c1 : tensor<?x?xf64>
+  %i = arith.subi %n, %c1 : index
+  %v = tensor.extract_slice %r[%i, 0] [1, %w] [1, 1] : tensor<?x?xf64> to tensor<?xf64>
+  return %v : tensor<?xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("optimize", [False, True, "scan-save-mem,canonicalize"])
+def test_a_state_row_updated_in_place_is_read_before_it_is_written(optimize):
+    """`acc + cast(2 p)` with `keep [1]` (written, or made by scan-save-mem
+    from `result[n-1]`): the state is one row the step updates in place. The
+    cast hid the row from scan-fresh-elementwise-inits, which made the add
+    write into `2 p`'s temporary, and eliminate-empty-tensors then had the
+    multiply write the row before the add read it: 2 p, not acc + 2 p."""
+    from mlir_scan import reference
+
+    program = mlir_scan.compile(_ACCUMULATE_CAST, optimize=optimize)
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 5):
+        ps, acc0 = rng.standard_normal((n, 2)), rng.standard_normal(2)
+        want = acc0 + 2 * ps.sum(axis=0)
+        np.testing.assert_allclose(program.keep_one(n, ps, acc0), [want], rtol=1e-12)
+        np.testing.assert_allclose(program.last_row(n, ps, acc0), want, rtol=1e-12)
+        np.testing.assert_allclose(reference.run(_ACCUMULATE_CAST, "last_row", n, ps, acc0), want, rtol=1e-12)
