@@ -1372,7 +1372,9 @@ def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::fu
     `tensor.empty` of the same shape, which `eliminate-empty-tensors` then
     turns into the scan's output row: the step writes its result in place.
     A destination that is an intermediate used only by this op (the result
-    of another destination-style op) is kept: writing over it is free.
+    of another destination-style op) is kept: writing over it is free. So is
+    a state row the lowering hands the step to update in place (a writable
+    `bufferization.to_tensor`, possibly behind `tensor.cast`s).
 
     First, every destination-style op gets its own copy of a `tensor.empty`
     (or `linalg.fill` of one) destination that several ops share: shared,
@@ -1385,7 +1387,8 @@ def ScanFreshElementwiseInits : Pass<"scan-fresh-elementwise-inits", "::mlir::fu
     `tanh(h·W + u)` reads the matvec's result), gets that input as its
     destination. The intermediate's producer (the matvec) then writes the
     output row, and the elementwise op updates it in place: no buffer per
-    step for the intermediate.
+    step for the intermediate. Not when the op also reads a row updated in
+    place: the producer would write that row before the op reads it.
 
     ```mlir
     %mv = linalg.vecmat ins(%h, %w : ...) outs(%fill : tensor<?xf64>) -> tensor<?xf64>
