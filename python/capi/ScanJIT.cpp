@@ -1168,9 +1168,9 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   auto quickBuilder = hostMachine(0);
   if (!quickBuilder)
     return quickBuilder.takeError();
-  auto hotBuilder = hostMachine(std::min(optLevel, kHotCodeGenLevel));
-  if (!hotBuilder)
-    return hotBuilder.takeError();
+  orc::JITTargetMachineBuilder hotBuilder = *builder;
+  hotBuilder.setCodeGenOptLevel(
+      static_cast<CodeGenOptLevel>(std::min(optLevel, kHotCodeGenLevel)));
   int64_t expectedNs = expectedOptimizeNs(instructions, threads);
   program.optimizing = true;
   program.quickCode = true;
@@ -1185,9 +1185,9 @@ Error buildJit(MlirScanJit &program, MlirOperation op, int optLevel,
   program.optimizer = std::thread([&program, context = std::move(context),
                                    module = std::move(*module), notices,
                                    testMode, expectedNs,
-                                   quickBuilder = *quickBuilder,
-                                   hotBuilder = *hotBuilder, builder = *builder,
-                                   optLevel, threads, names = std::move(names),
+                                   quickBuilder = *quickBuilder, hotBuilder,
+                                   builder = *builder, optLevel, threads,
+                                   names = std::move(names),
                                    addresses = std::move(addresses),
                                    prefix =
                                        std::string(savePrefix ? savePrefix
