@@ -31,17 +31,16 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer row the lowering hands the step to update in place (a state
-/// row its step reads only to compute the new one, a MITMOT row its reader
-/// overwrites: convert-scan-to-scf, rowUpdatedInPlace) that `v` is, through
-/// `tensor.cast`s (canonicalization casts a dynamic row to a step's static
-/// sizes); null if `v` is not one.
-bufferization::ToTensorOp rowUpdatedInPlace(Value v) {
+/// Whether `v` is, through `tensor.cast`s (canonicalization casts a dynamic
+/// row to a step's static sizes), a buffer row the lowering hands the step
+/// to update in place: a state row its step reads only to compute the new
+/// one, a MITMOT row its reader overwrites (convert-scan-to-scf,
+/// ScanLowering::rowUpdatedInPlace), as a writable `to_tensor`.
+bool isRowUpdatedInPlace(Value v) {
   while (auto cast = v.getDefiningOp<tensor::CastOp>())
     v = cast.getSource();
   auto toTensor = v.getDefiningOp<bufferization::ToTensorOp>();
-  return toTensor && toTensor.getWritable() ? toTensor
-                                            : bufferization::ToTensorOp();
+  return toTensor && toTensor.getWritable();
 }
 
 /// A destination worth writing in place: an intermediate that only this op
@@ -52,10 +51,8 @@ bool reusable(Value init, Operation *user) {
   Operation *def = init.getDefiningOp();
   if (!def)
     return false;
-  if (isa<tensor::EmptyOp>(def) || rowUpdatedInPlace(init))
+  if (isa<tensor::EmptyOp>(def) || isRowUpdatedInPlace(init))
     return true;
-  if (isa<bufferization::ToTensorOp>(def))
-    return false;
   return isa<DestinationStyleOpInterface>(def) &&
          llvm::all_of(init.getUsers(), [&](Operation *u) { return u == user; });
 }
@@ -139,7 +136,7 @@ struct ScanFreshElementwiseInitsPass
     // its result goes (the step's new state), and the temporary's producer
     // would write it there before `op` reads the old state.
     if (llvm::any_of(op.getDpsInputOperands(), [](OpOperand *input) {
-          return static_cast<bool>(rowUpdatedInPlace(input->get()));
+          return isRowUpdatedInPlace(input->get());
         }))
       return;
     AffineMap initMap = op.getMatchingIndexingMap(init);
