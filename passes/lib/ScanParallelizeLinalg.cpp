@@ -328,6 +328,7 @@ std::optional<unsigned> reductionToSplit(linalg::GenericOp op, unsigned dim) {
 /// What a row of partial sums starts at: 0, or -0.0 for floats (the
 /// identity of IEEE addition: -0.0 + x is x for every x, +0.0 + -0.0 is
 /// +0.0), so that a sum of -0.0s keeps its sign as in the unsplit op.
+/// (Upstream's arith::getIdentityValue gives +0.0 for addf.)
 TypedAttr additiveIdentity(Type element) {
   if (auto type = dyn_cast<FloatType>(element))
     return FloatAttr::get(type, APFloat::getZero(type.getFloatSemantics(),
